@@ -5,6 +5,7 @@ import { chownSync, existsSync, mkdirSync, readdirSync, readFileSync, rmSync, st
 import path from 'node:path';
 import { ROOT_DIR, type Config } from './config.ts';
 import { startChild, waitUntil, type Child, type Log } from './processes.ts';
+import { renderSiteDocuments } from '../site/render.ts';
 
 export const NGINX_DIR = path.join(ROOT_DIR, 'site', 'nginx');
 
@@ -29,6 +30,8 @@ export function nginxVars(cfg: Config, prefix: string): Record<string, string> {
     NGINX_MIME_TYPES: '/etc/nginx/mime.types',
     NGINX_CACHE_DIR: path.join(prefix, 'cache'),
     API_LISTEN: `${cfg.bindHost}:${cfg.apiPort}`,
+    SITE_LISTEN: `${cfg.bindHost}:${cfg.sitePort}`,
+    SITE_ROOT: path.join(prefix, 'html'),
     POSTGREST_UPSTREAM: `${cfg.bindHost}:${cfg.postgrestPort}`,
     API_MICROCACHE_SECONDS: process.env.API_MICROCACHE_SECONDS || '5',
     ANON_KEY_REGEX: cfg.ANON_KEY.replace(/[^A-Za-z0-9_-]/g, (c) => `\\${c}`),
@@ -40,7 +43,7 @@ export function nginxVars(cfg: Config, prefix: string): Record<string, string> {
 /** Renders the configuration into `prefix` (wiping the previous rendering and cache). */
 export function renderNginx(cfg: Config, prefix: string): string {
   rmSync(prefix, { recursive: true, force: true });
-  for (const dir of ['conf.d', 'snippets', 'cache', 'tmp']) mkdirSync(path.join(prefix, dir), { recursive: true });
+  for (const dir of ['conf.d', 'snippets', 'cache', 'tmp', 'html']) mkdirSync(path.join(prefix, dir), { recursive: true });
   const vars = nginxVars(cfg, prefix);
   writeFileSync(path.join(prefix, 'nginx.conf'), renderTemplate(readFileSync(path.join(NGINX_DIR, 'nginx.conf.template'), 'utf8'), vars));
   for (const file of readdirSync(path.join(NGINX_DIR, 'templates'))) {
@@ -50,6 +53,7 @@ export function renderNginx(cfg: Config, prefix: string): string {
   for (const file of readdirSync(path.join(NGINX_DIR, 'snippets'))) {
     writeFileSync(path.join(prefix, 'snippets', file), readFileSync(path.join(NGINX_DIR, 'snippets', file)));
   }
+  renderSiteDocuments(cfg, vars.SITE_ROOT!);
   return path.join(prefix, 'nginx.conf');
 }
 

@@ -27,6 +27,7 @@ export async function startStack(cfg: Config, { log, seedDemo }: StackOptions): 
   findNginx();
   const ports: [number, string, string][] = [
     [cfg.apiPort, 'API host', 'API_PORT'],
+    [cfg.sitePort, 'site host', 'SITE_PORT'],
     [cfg.postgrestPort, 'PostgREST', 'POSTGREST_PORT'],
     [cfg.postgrestAdminPort, 'PostgREST admin', 'POSTGREST_ADMIN_PORT'],
   ];
