@@ -153,7 +153,7 @@ describe('everything else', () => {
   it.each(['/', '/rest/v1/', '/rest/v1/payout', '/rest/v1/rpc/stats_at', '/rest/v1/rpc/landing_statsx', '/auth/v1/token', '/rest/v2/rpc/landing_stats'])(
     '%s is a JSON 404 with CORS, with or without the key',
     async (p) => {
-      for (const headers of [{}, { apikey: anonKey }]) {
+      for (const headers of [{}, { apikey: anonKey }] as Record<string, string>[]) {
         const res = await fetch(`${apiUrl}${p}`, { headers });
         expect(res.status).toBe(404);
         expect(res.headers.get('content-type')).toMatch(/^application\/json/);

@@ -86,7 +86,7 @@ describe('the gateway neutralises request tricks', () => {
       { 'content-profile': 'stats' },
       { accept: 'text/csv' },
       { accept: 'application/vnd.pgrst.plan+json' },
-    ]) {
+    ] as Record<string, string>[]) {
       const res = await fetch(`${apiUrl}/rest/v1/rpc/landing_stats`, { method: 'POST', body: '{}', headers: { apikey: anonKey, 'content-type': 'application/json', ...headers } });
       expect(res.status, JSON.stringify(headers)).toBe(200);
       expect(await res.json()).toEqual(plain);

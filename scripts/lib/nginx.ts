@@ -34,9 +34,26 @@ export function nginxVars(cfg: Config, prefix: string): Record<string, string> {
     SITE_ROOT: path.join(prefix, 'html'),
     POSTGREST_UPSTREAM: `${cfg.bindHost}:${cfg.postgrestPort}`,
     API_MICROCACHE_SECONDS: process.env.API_MICROCACHE_SECONDS || '5',
+    // "off" only for the benchmark's uncached path
+    API_PROXY_CACHE: process.env.API_PROXY_CACHE || 'api_micro',
     ANON_KEY_REGEX: cfg.ANON_KEY.replace(/[^A-Za-z0-9_-]/g, (c) => `\\${c}`),
     PUBLIC_API_URL: cfg.apiUrl,
     PUBLIC_SITE_URL: cfg.siteUrl,
+    ...siteHostVars(cfg),
+  };
+}
+
+/** The site host's own settings (site.conf.template): the edge upstream, its microcache and limits. */
+function siteHostVars(cfg: Config): Record<string, string> {
+  const limitLoopback = process.env.SITE_RATE_LIMIT_LOOPBACK === '1';
+  return {
+    EDGE_UPSTREAM: `${cfg.bindHost}:${cfg.edgePort}`,
+    SITE_MICROCACHE_SECONDS: process.env.SITE_MICROCACHE_SECONDS || '5',
+    // Per address: 10 requests a second with bursts of 100 is far above polling once a minute.
+    SITE_RATE_LIMIT: process.env.SITE_RATE_LIMIT || '10r/s',
+    SITE_RATE_BURST: process.env.SITE_RATE_BURST || '100',
+    SITE_RATE_EXEMPT_GEO: limitLoopback ? '' : '    127.0.0.0/8 1;\n    ::1 1;',
+    SITE_MAX_BODY: '64k',
   };
 }
 

@@ -79,6 +79,11 @@ create table stats.heartbeat (
   is_demo boolean not null default false
 );
 
+-- data_source asks whether demo rows remain; these partial indexes answer without reading history.
+create index payout_demo_idx on stats.payout (date) where is_demo;
+create index accrual_demo_idx on stats.accrual (observed_at) where is_demo;
+create index capital_demo_idx on stats.capital (observed_at) where is_demo;
+
 -- Payout dates may not lie after today (UTC). A CHECK may not call now(), so a trigger does it.
 create function stats.reject_future_date() returns trigger
 language plpgsql set search_path = '' as $$

@@ -1,0 +1,191 @@
+// `npm run bench`: throughput of every public read path as a ratio to a static nginx file of the same
+// bytes, measured side by side in one run with one load generator (wrk), plus the SQL function's
+// warm/cold time and plans at 100k and 5M minute-level accrual snapshots. Loopback only; every run
+// is bounded in time. Figures that miss a target are reported as such, never hidden.
+import { execFileSync, spawnSync } from 'node:child_process';
+import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import path from 'node:path';
+import pg from 'pg';
+import { startTestStack } from '../lib/ephemeral-stack.ts';
+import { findNginx, startNginx } from '../lib/nginx.ts';
+import { freePort, startChild, waitUntil, type Child } from '../lib/processes.ts';
+
+const DURATION_S = Number(process.env.BENCH_SECONDS || 8);
+const ROUNDS = Number(process.env.BENCH_ROUNDS || 3);
+const CONNECTIONS = 64;
+
+interface Path { name: string; url: string; headers?: Record<string, string>; target?: { ratio: number; of: string } }
+interface Run { rps: number; p50: number; p99: number }
+
+function wrk(p: Path, seconds = DURATION_S): Run {
+  const args = ['-t2', `-c${CONNECTIONS}`, `-d${seconds}s`, '--latency', '--timeout', '5s'];
+  for (const [k, v] of Object.entries(p.headers ?? {})) args.push('-H', `${k}: ${v}`);
+  const out = execFileSync('wrk', [...args, p.url], { encoding: 'utf8', timeout: (seconds + 20) * 1000 });
+  const ms = (label: string) => {
+    const m = out.match(new RegExp(`^\\s*${label}\\s+([\\d.]+)(us|ms|s)`, 'm'));
+    if (!m) throw new Error(`wrk output without ${label}:\n${out}`);
+    return Number(m[1]) * ({ us: 0.001, ms: 1, s: 1000 } as Record<string, number>)[m[2]!]!;
+  };
+  const non2xx = out.match(/Non-2xx or 3xx responses: (\d+)/);
+  if (non2xx) throw new Error(`${p.name}: ${non2xx[1]} error responses; the measurement would be meaningless.`);
+  return { rps: Number(out.match(/Requests\/sec:\s+([\d.]+)/)![1]), p50: ms('50%'), p99: ms('99%') };
+}
+
+const median = (xs: number[]) => [...xs].sort((a, b) => a - b)[Math.floor(xs.length / 2)]!;
+
+/** A bare nginx serving one file: the ceiling every path is compared with. */
+async function startStaticNginx(body: string): Promise<{ url: string; child: Child; dir: string }> {
+  const dir = mkdtempSync(path.join(tmpdir(), 'bench-static-'));
+  mkdirSync(path.join(dir, 'html'));
+  writeFileSync(path.join(dir, 'html', 'stats.json'), body);
+  const port = await freePort();
+  writeFileSync(path.join(dir, 'nginx.conf'), `
+worker_processes 2; pid ${dir}/nginx.pid; error_log stderr warn; daemon off;
+events { worker_connections 4096; }
+http {
+  access_log off; sendfile on; keepalive_requests 100000; open_file_cache max=64;
+  client_body_temp_path ${dir}/tmp; proxy_temp_path ${dir}/tmp; fastcgi_temp_path ${dir}/tmp; uwsgi_temp_path ${dir}/tmp; scgi_temp_path ${dir}/tmp;
+  server { listen 127.0.0.1:${port}; root ${dir}/html; default_type application/json; }
+}`);
+  execFileSync('chmod', ['-R', 'a+rwX', dir]);
+  const child = startChild('static-nginx', findNginx(), ['-p', dir, '-c', path.join(dir, 'nginx.conf'), '-e', 'stderr'], { log: () => {} });
+  const url = `http://127.0.0.1:${port}/stats.json`;
+  await waitUntil('static nginx', async () => (await fetch(url)).ok, 10_000, child);
+  return { url, child, dir };
+}
+
+async function sqlTimings(adminUrl: string, label: string) {
+  const warm: number[] = [];
+  const cold: number[] = [];
+  const timeOf = async (c: pg.Client) =>
+    (await c.query('explain (analyze, format json) select stats.stats_at(now())')).rows[0]['QUERY PLAN'][0]['Execution Time'] as number;
+  const c = new pg.Client({ connectionString: adminUrl });
+  await c.connect();
+  for (let i = 0; i < 25; i++) { const t = await timeOf(c); if (i >= 5) warm.push(t); }
+  // Every plan inside the function, via auto_explain on a fresh connection.
+  const plans: { relation: string; node: string; indexCond: boolean }[] = [];
+  const p = new pg.Client({ connectionString: adminUrl });
+  await p.connect();
+  p.on('notice', (n) => {
+    const text = n.message ?? '';
+    const json = text.slice(text.indexOf('{'));
+    try {
+      const walk = (node: Record<string, unknown>) => {
+        if (node['Relation Name']) plans.push({ relation: String(node['Relation Name']), node: String(node['Node Type']), indexCond: 'Index Cond' in node });
+        for (const child of (node.Plans as Record<string, unknown>[] | undefined) ?? []) walk(child);
+      };
+      walk(JSON.parse(json).Plan);
+    } catch { /* not a plan notice */ }
+  });
+  await p.query(`load 'auto_explain'; set auto_explain.log_min_duration = 0; set auto_explain.log_nested_statements = on;
+    set auto_explain.log_format = json; set auto_explain.log_level = notice; set client_min_messages = notice`);
+  await p.query('select stats.stats_at(now()); select stats.health_at(now())');
+  await p.end();
+  await c.end();
+  for (let i = 0; i < 5; i++) {
+    const fresh = new pg.Client({ connectionString: adminUrl });
+    await fresh.connect();
+    cold.push(await timeOf(fresh));
+    await fresh.end();
+  }
+  const history = new Set(['accrual', 'breadth', 'capital', 'heartbeat']);
+  const scans = plans.filter((x) => history.has(x.relation));
+  const seq = scans.filter((x) => /Seq Scan/.test(x.node));
+  const withoutCond = scans.filter((x) => !x.indexCond && !/Seq Scan/.test(x.node));
+  return { label, warm: median(warm), cold: median(cold), scans: scans.length, seq: seq.length, withoutCond: withoutCond.map((x) => `${x.node} on ${x.relation}`) };
+}
+
+async function fillAccruals(adminUrl: string, total: number) {
+  const c = new pg.Client({ connectionString: adminUrl });
+  await c.connect();
+  const { rows } = await c.query('select count(*)::int as n from stats.accrual');
+  const missing = total - rows[0].n;
+  const step = 500_000;
+  for (let done = 0; done < missing; done += step) {
+    const n = Math.min(step, missing - done);
+    // minute-level snapshots going back in time from the oldest one present (about ten years at 5M)
+    await c.query(`insert into stats.accrual (observed_at, usd, markets)
+      select m - (i * interval '1 minute'), (i % 5000) / 100.0, i % 40
+      from (select min(observed_at) as m from stats.accrual) o, generate_series(1, $1::int) i`, [n]);
+    process.stdout.write(`  accrual rows: ${(rows[0].n + done + n).toLocaleString()} / ${total.toLocaleString()}\r`);
+  }
+  await c.query('analyze stats.accrual');
+  await c.end();
+  process.stdout.write('\n');
+}
+
+async function main() {
+  if (spawnSync('wrk', ['--version']).error) throw new Error('wrk is not installed: apt-get install -y wrk, then run the benchmark again.');
+  console.log(`Benchmark: wrk -t2 -c${CONNECTIONS} -d${DURATION_S}s, ${ROUNDS} interleaved rounds; ratios are to the static file of the same round.\n`);
+  const stack = await startTestStack({ seedDemo: true, env: { NGINX_WORKERS: '2' } });
+  const extra: { child: Child; dir?: string }[] = [];
+  try {
+    const key = { apikey: stack.cfg.ANON_KEY };
+    const api = `${stack.cfg.apiUrl}/rest/v1/rpc/landing_stats`;
+    const body = await (await fetch(api, { headers: key })).text();
+    const ceiling = await startStaticNginx(body);
+    extra.push(ceiling);
+
+    // A second API host rendered with the microcache off: the gateway's own cost over PostgREST.
+    process.env.API_PROXY_CACHE = 'off';
+    const uncachedCfg = { ...stack.cfg, dataDir: mkdtempSync(path.join(tmpdir(), 'bench-uncached-')), apiPort: await freePort(), sitePort: await freePort() };
+    execFileSync('chmod', ['755', uncachedCfg.dataDir]);
+    const uncached = await startNginx(uncachedCfg, () => {});
+    delete process.env.API_PROXY_CACHE;
+    extra.push({ child: uncached, dir: uncachedCfg.dataDir });
+
+    const paths: Path[] = [
+      { name: 'static file (ceiling)', url: ceiling.url },
+      { name: 'API host, landing_stats cached', url: api, headers: key, target: { ratio: 0.8, of: 'static file (ceiling)' } },
+      { name: 'API host, landing_stats uncached', url: `http://${uncachedCfg.bindHost}:${uncachedCfg.apiPort}/rest/v1/rpc/landing_stats`, headers: key, target: { ratio: 0.9, of: 'PostgREST direct' } },
+      { name: 'PostgREST direct', url: `http://${stack.cfg.bindHost}:${stack.cfg.postgrestPort}/rpc/landing_stats` },
+    ];
+    for (const p of paths) wrk(p, 2); // warm-up
+    const runs = new Map<string, Run[]>(paths.map((p) => [p.name, []]));
+    for (let round = 1; round <= ROUNDS; round++) {
+      for (const p of paths) {
+        runs.get(p.name)!.push(wrk(p));
+        process.stdout.write(`  round ${round}/${ROUNDS}: ${p.name} done\n`);
+      }
+    }
+    const ratio = (name: string, of: string) => median(runs.get(name)!.map((r, i) => r.rps / runs.get(of)![i]!.rps));
+    console.log('\n| path | req/s (median) | p50 ms | p99 ms | ratio to ceiling | target |');
+    console.log('|---|---|---|---|---|---|');
+    const missed: string[] = [];
+    for (const p of paths) {
+      const r = runs.get(p.name)!;
+      let target = '';
+      if (p.target) {
+        const got = ratio(p.name, p.target.of);
+        const met = got >= p.target.ratio;
+        target = `${got.toFixed(3)} of ${p.target.of} (target ≥ ${p.target.ratio}) ${met ? 'met' : 'MISSED'}`;
+        if (!met) missed.push(`${p.name}: ${target}`);
+      }
+      console.log(`| ${p.name} | ${Math.round(median(r.map((x) => x.rps))).toLocaleString()} | ${median(r.map((x) => x.p50)).toFixed(2)} | ${median(r.map((x) => x.p99)).toFixed(2)} | ${ratio(p.name, paths[0]!.name).toFixed(3)} | ${target} |`);
+    }
+
+    console.log('\nSQL: stats.stats_at(now()) execution time (EXPLAIN ANALYZE), warm = median of 20 on one connection, cold = first call on a new connection (median of 5)');
+    const sql = [];
+    for (const size of [100_000, 5_000_000]) {
+      await fillAccruals(stack.db.adminUrl, size);
+      sql.push(await sqlTimings(stack.db.adminUrl, `${size.toLocaleString()} accrual rows`));
+    }
+    console.log('| accrual rows | warm ms | cold ms | scans of history tables | seq scans | scans without an index condition |');
+    console.log('|---|---|---|---|---|---|');
+    for (const s of sql) console.log(`| ${s.label} | ${s.warm.toFixed(3)} | ${s.cold.toFixed(3)} | ${s.scans} | ${s.seq} | ${s.withoutCond.join(', ') || 'none'} |`);
+    const [small, large] = sql as [typeof sql[0], typeof sql[0]];
+    if (large.warm >= 0.5) missed.push(`warm execution at 5M rows ${large.warm.toFixed(3)} ms (target < 0.5 ms)`);
+    if (large.warm > small.warm * 1.5 + 0.05) missed.push(`not flat: ${small.warm.toFixed(3)} ms at 100k vs ${large.warm.toFixed(3)} ms at 5M`);
+    if (sql.some((s) => s.seq > 0)) missed.push('a sequential scan of a history table');
+    console.log(missed.length ? `\nTargets missed:\n- ${missed.join('\n- ')}` : '\nEvery target met.');
+  } finally {
+    for (const e of extra) { await e.child.stop(); if (e.dir) rmSync(e.dir, { recursive: true, force: true }); }
+    await stack.destroy();
+  }
+}
+
+main().catch((error: Error) => {
+  console.error(`Benchmark failed: ${error.message}`);
+  process.exit(1);
+});
