@@ -3,20 +3,30 @@ import path from 'node:path';
 import { configFromEnv, loadEnv, ROOT_DIR } from './lib/config.ts';
 import { startStack } from './lib/stack.ts';
 import { ensureEnvFile } from './keys.ts';
+import { writerConfigFromEnv } from './writer/config.ts';
+import { createLogger } from './writer/log.ts';
+import { startWriter } from './writer/writer.ts';
 
 const log = (line: string) => console.log(line);
 
 async function main() {
   const generated = await ensureEnvFile(path.join(ROOT_DIR, '.env'));
   if (generated.length) log(`Generated ${generated.join(', ')} into .env (kept across restarts; never commit it).`);
-  const cfg = configFromEnv(loadEnv());
-  const stack = await startStack(cfg, { log, seedDemo: true });
+  const env = loadEnv();
+  const cfg = configFromEnv(env);
+  // Read before anything starts, so a Polymarket setup with a missing variable fails with its name.
+  const writerCfg = writerConfigFromEnv(env);
+  const stack = await startStack(cfg, { log, seedDemo: writerCfg.source === 'demo' });
+  // The writer runs in this process: it stops with the stack and leaves no process behind.
+  const writer = startWriter({ ...writerCfg, databaseUrl: stack.db.urlFor('stats_writer') },
+    createLogger({ json: false, write: (line) => log(`[writer] ${line}`) }));
 
   let stopping = false;
   const shutdown = async (signal: string) => {
     if (stopping) return;
     stopping = true;
     log(`\n${signal}: stopping …`);
+    await writer.stop();
     await stack.stop();
     log('Stopped.');
     process.exit(0);
@@ -42,6 +52,7 @@ Public Stats Service is running (Ctrl-C stops it).
              ${cfg.apiUrl}/rest/v1/rpc/landing_health
   anon key   ${cfg.ANON_KEY}
   database   ${cfg.databaseUrl ? 'DATABASE_URL' : `embedded Postgres, data in ${path.relative(ROOT_DIR, cfg.dataDir)}/postgres`}
+  writer     source ${writerCfg.source}${writerCfg.source === 'demo' ? ' (demo figures; set the Polymarket variables of .env.example for real ones)' : ''}
 
   curl -H "apikey: ${cfg.ANON_KEY}" ${cfg.apiUrl}/rest/v1/rpc/landing_stats
 `);

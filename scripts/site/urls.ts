@@ -1,0 +1,54 @@
+// Every public URL the documents mention, derived once from the configured origins. Templates refer
+// to these by name ({{AUTH_MD_URL}}, …), so no URL is typed by hand in more than one place.
+import type { Config } from '../lib/config.ts';
+
+/** Paths on the site host {base_url}: the documents this module renders plus the edge's routes. */
+export const SITE_PATHS = {
+  HOME: '/',
+  OPENAPI: '/openapi.json',
+  API_CATALOG: '/.well-known/api-catalog',
+  PRM: '/.well-known/oauth-protected-resource',
+  AS_METADATA: '/.well-known/oauth-authorization-server',
+  MCP_CARD: '/.well-known/mcp/server-card.json',
+  SKILLS_INDEX: '/.well-known/agent-skills/index.json',
+  SIG_DIRECTORY: '/.well-known/http-message-signatures-directory',
+  LLMS_TXT: '/llms.txt',
+  AUTH_MD: '/auth.md',
+  API_DOCS: '/api-docs',
+  ROBOTS: '/robots.txt',
+  SITEMAP: '/sitemap.xml',
+  // Served by the edge server (issue 4), only linked from here.
+  AGENT_CARD: '/.well-known/agent-card.json',
+  INDEX_MD: '/index.md',
+  SITE_API: '/api/',
+  SITE_STATS: '/api/stats',
+  SITE_HEALTH: '/api/health',
+  MCP: '/mcp',
+  A2A: '/a2a',
+} as const;
+
+/** Paths on the API host {api_url}. */
+export const API_PATHS = {
+  REST_BASE: '/rest/v1',
+  STATS: '/rest/v1/rpc/landing_stats',
+  HEALTH: '/rest/v1/rpc/landing_health',
+  PRM: '/.well-known/oauth-protected-resource',
+  AUTH_ISSUER: '/auth/v1',
+} as const;
+
+/** Where the skills index lists a skill's SKILL.md (the v0.2.0 convention). */
+export function skillPath(name: string): string {
+  return SITE_PATHS.SKILLS_INDEX.replace(/index\.json$/, `${name}/SKILL.md`);
+}
+
+export type UrlName = `${keyof typeof SITE_PATHS}_URL` | `API_${keyof typeof API_PATHS}_URL` | 'SITE_URL' | 'API_URL';
+
+/** Absolute URLs by template name: SITE_PATHS.X -> X_URL, API_PATHS.X -> API_X_URL. */
+export function publicUrls(cfg: Pick<Config, 'siteUrl' | 'apiUrl'>): Record<UrlName, string> {
+  const urls: Record<string, string> = { SITE_URL: cfg.siteUrl, API_URL: cfg.apiUrl };
+  for (const [name, p] of Object.entries(SITE_PATHS)) urls[`${name}_URL`] = cfg.siteUrl + p;
+  for (const [name, p] of Object.entries(API_PATHS)) urls[`API_${name}_URL`] = cfg.apiUrl + p;
+  // The site origin itself, as scanners and RFC 9728 compare it: no trailing slash.
+  urls.HOME_URL = `${cfg.siteUrl}/`;
+  return urls as Record<UrlName, string>;
+}

@@ -1,0 +1,181 @@
+// `npm run writer -- <command>`: the writer job's command line. See `--help`.
+import { loadEnv } from '../lib/config.ts';
+import { backfill } from './backfill.ts';
+import { writerConfigFromEnv, type WriterConfig } from './config.ts';
+import { heartbeat, runCycle } from './cycle.ts';
+import { openWriterDb } from './db.ts';
+import { importEvents, openInput } from './import.ts';
+import { createLogger, type Logger } from './log.ts';
+import { formatStatus, readStatus } from './status.ts';
+import { RealDataPresent } from './store.ts';
+import { makeSource, startWriter } from './writer.ts';
+
+const HELP: Record<string, string> = {
+  '': `Usage: npm run writer -- <command> [options]
+
+Commands:
+  run                         the long-running loop (heartbeat every minute, figures every WRITER_INTERVAL_MINUTES)
+  once                        one cycle; exit code 0 when every figure was written, 1 otherwise
+  import <file|->             NDJSON events from a file or stdin, in one transaction
+  backfill --since YYYY-MM-DD settled nights from a date, one request per night (polymarket source)
+  status                      what the database holds and when each kind was last written
+
+The source is WRITER_SOURCE (demo | polymarket | none); without it, polymarket when CLOB_API_KEY is set,
+else demo. Run \`npm run writer -- <command> --help\` for details.`,
+  run: `Usage: npm run writer -- run
+
+Runs until Ctrl-C / SIGTERM: a heartbeat every minute; accrual, breadth and capital every
+WRITER_INTERVAL_MINUTES (default 5); the last two settled nights and the last settled day's trading
+cost on every cycle. A failing source call is logged and retried next cycle; it never stops the loop.
+With the demo source it first loads the demo history into an empty database, and it stops (saying so)
+once the database holds real data.`,
+  once: `Usage: npm run writer -- once
+
+One heartbeat and one cycle, then exit: 0 when every figure was written, 1 when any failed.`,
+  import: `Usage: npm run writer -- import <file|->
+
+Reads one JSON event per line (blank lines are skipped):
+  {"type":"payout","date":"YYYY-MM-DD","usd":n}
+  {"type":"accrual","at":ISO,"usd":n,"markets":int}
+  {"type":"breadth","at":ISO,"markets_quoted_24h":int}
+  {"type":"capital","at":ISO,"cash_usd":n,"inventory_usd":n,"positions":int}
+  {"type":"trading_cost","date":"YYYY-MM-DD","usd":n}     (signed: a gain is a negative cost)
+  {"type":"heartbeat","at":ISO}
+The whole input is one transaction: one bad line writes nothing and the error names the line and why.
+Re-importing the same data changes nothing; a changed payout is a correction (the old value is audited).
+The first import removes the demo data.`,
+  backfill: `Usage: npm run writer -- backfill --since YYYY-MM-DD
+
+Fetches every settled night from that payout date to today from Polymarket, one request per night.
+Nights already recorded are skipped (so it resumes after an interruption), except the last two,
+which are asked again because Polymarket may revise them. Needs the polymarket source.`,
+  status: `Usage: npm run writer -- status
+
+Prints the data source, row counts (and demo rows), the latest date or observation of each kind,
+when it was last written, and the number of payout corrections.`,
+};
+
+function usageError(message: string, command = ''): never {
+  process.stderr.write(`${message}\n\n${HELP[command] ?? HELP['']}\n`);
+  process.exit(2);
+}
+
+async function main(argv: string[]): Promise<number> {
+  const [command = '', ...rest] = argv;
+  if (command === '' || command === '--help' || command === '-h' || command === 'help') {
+    process.stdout.write(`${HELP['']}\n`);
+    return command === '' ? 2 : 0;
+  }
+  if (!(command in HELP)) usageError(`Unknown command "${command}".`);
+  if (rest.includes('--help') || rest.includes('-h')) {
+    process.stdout.write(`${HELP[command]}\n`);
+    return 0;
+  }
+  const log = createLogger();
+  let cfg: WriterConfig;
+  try {
+    cfg = writerConfigFromEnv(loadEnv());
+  } catch (error) {
+    log.error((error as Error).message);
+    return 1;
+  }
+  switch (command) {
+    case 'run': return run(cfg, log);
+    case 'once': return once(cfg, log);
+    case 'import': {
+      if (rest.length !== 1) usageError('import takes exactly one argument: a file, or - for stdin.', 'import');
+      return importCommand(cfg, log, rest[0]!);
+    }
+    case 'backfill': {
+      const i = rest.indexOf('--since');
+      const since = i >= 0 ? rest[i + 1] : undefined;
+      if (!since || !/^\d{4}-\d{2}-\d{2}$/.test(since) || Number.isNaN(Date.parse(since))) usageError('backfill needs --since YYYY-MM-DD.', 'backfill');
+      return backfillCommand(cfg, log, since);
+    }
+    default: return statusCommand(cfg);
+  }
+}
+
+async function run(cfg: WriterConfig, log: Logger): Promise<number> {
+  const writer = startWriter(cfg, log);
+  const stop = (signal: string) => {
+    log.info(`${signal}: stopping after the current step`);
+    void writer.stop();
+    // A request stuck in its timeout must not keep the process alive for long.
+    setTimeout(() => process.exit(0), 10_000).unref();
+  };
+  process.once('SIGINT', () => stop('SIGINT'));
+  process.once('SIGTERM', () => stop('SIGTERM'));
+  await writer.done;
+  return 0;
+}
+
+async function once(cfg: WriterConfig, log: Logger): Promise<number> {
+  const source = makeSource(cfg, log);
+  if (!source) {
+    log.info('WRITER_SOURCE=none: nothing to fetch; data comes only from imports.');
+    return 0;
+  }
+  const db = openWriterDb(cfg.databaseUrl);
+  try {
+    const ctx = { db, source, log };
+    const results = [await heartbeat(ctx), ...(await runCycle(ctx))];
+    return results.every((r) => r.ok) ? 0 : 1;
+  } catch (error) {
+    if (error instanceof RealDataPresent) {
+      log.warn(error.message);
+      return 1;
+    }
+    throw error;
+  } finally {
+    await db.destroy();
+  }
+}
+
+async function importCommand(cfg: WriterConfig, log: Logger, file: string): Promise<number> {
+  const db = openWriterDb(cfg.databaseUrl);
+  try {
+    await importEvents(db, openInput(file), log);
+    return 0;
+  } catch (error) {
+    log.error(`import failed, nothing was written: ${(error as Error).message}`);
+    return 1;
+  } finally {
+    await db.destroy();
+  }
+}
+
+async function backfillCommand(cfg: WriterConfig, log: Logger, since: string): Promise<number> {
+  const source = makeSource(cfg, log);
+  if (source?.name !== 'polymarket') {
+    log.error('backfill reads Polymarket: set its credentials (and WRITER_SOURCE=polymarket), see .env.example.');
+    return 1;
+  }
+  const db = openWriterDb(cfg.databaseUrl);
+  try {
+    const result = await backfill(db, source, since, log);
+    log.info('backfill done', { ...result, failed: result.failed.length });
+    return result.failed.length === 0 ? 0 : 1;
+  } finally {
+    await db.destroy();
+  }
+}
+
+async function statusCommand(cfg: WriterConfig): Promise<number> {
+  const db = openWriterDb(cfg.databaseUrl);
+  try {
+    const status = await readStatus(db);
+    process.stdout.write(process.stdout.isTTY ? `${formatStatus(status)}\n` : `${JSON.stringify(status)}\n`);
+    return 0;
+  } finally {
+    await db.destroy();
+  }
+}
+
+main(process.argv.slice(2)).then(
+  (code) => { process.exitCode = code; },
+  (error: Error) => {
+    createLogger().error(`writer failed: ${error.message}`);
+    process.exitCode = 1;
+  },
+);

@@ -1,0 +1,110 @@
+// The writer's configuration. It reads the same environment (process env over .env) as `npm start`,
+// so both reach the same database; only the Polymarket variables are the writer's own.
+import { configFromEnv, type Env } from '../lib/config.ts';
+
+export type SourceName = 'demo' | 'polymarket' | 'none';
+
+export interface PolymarketConfig {
+  apiKey: string;
+  secret: string;
+  passphrase: string;
+  /** Address the API key is bound to (sent as POLY_ADDRESS). */
+  address: string;
+  /** 0 EOA, 1 POLY_PROXY, 2 POLY_GNOSIS_SAFE, 3 deposit wallet. */
+  signatureType: number;
+  /** Funder / proxy (profile) address: the Data API's `user`; also sent as maker_address when set. */
+  funder: string;
+  funderExplicit: boolean;
+  clobHost: string;
+  dataApiHost: string;
+  timeoutMs: number;
+  retries: number;
+  retryBaseMs: number;
+}
+
+export interface WriterConfig {
+  source: SourceName;
+  /** Connection string of the writer's own role. */
+  databaseUrl: string;
+  /** Accrual, breadth and capital every this many ms (WRITER_INTERVAL_MINUTES, default 5). */
+  intervalMs: number;
+  heartbeatMs: number;
+  polymarket: PolymarketConfig | undefined;
+}
+
+const CREDENTIALS = ['CLOB_API_KEY', 'CLOB_SECRET', 'CLOB_PASSPHRASE', 'POLY_ADDRESS'] as const;
+
+function positiveNumber(env: Env, name: string, fallback: number): number {
+  const raw = env[name];
+  if (raw === undefined || raw === '') return fallback;
+  const value = Number(raw);
+  if (!Number.isFinite(value) || value <= 0) throw new Error(`${name} must be a positive number, got "${raw}".`);
+  return value;
+}
+
+function host(env: Env, name: string, fallback: string): string {
+  const raw = env[name] || fallback;
+  try {
+    return new URL(raw).origin;
+  } catch {
+    throw new Error(`${name} must be an absolute http(s) URL, got "${raw}".`);
+  }
+}
+
+/** The writer role's connection: WRITER_DATABASE_URL, else derived from the stack's database settings. */
+function writerDatabaseUrl(env: Env): string {
+  if (env.WRITER_DATABASE_URL) return env.WRITER_DATABASE_URL;
+  const cfg = configFromEnv(env);
+  const base = cfg.databaseUrl ?? `postgres://${cfg.bindHost}:${cfg.postgresPort}/postgres`;
+  const url = new URL(base);
+  url.username = 'stats_writer';
+  url.password = encodeURIComponent(cfg.WRITER_DB_PASSWORD);
+  return url.toString();
+}
+
+export function polymarketFromEnv(env: Env): PolymarketConfig {
+  const missing = CREDENTIALS.filter((name) => !env[name]);
+  if (missing.length > 0) {
+    throw new Error(`The polymarket source needs ${missing.join(', ')} (see .env.example); set them, or WRITER_SOURCE=none to feed data by import only.`);
+  }
+  const signatureType = Number(env.SIGNATURE_TYPE ?? '0');
+  if (![0, 1, 2, 3].includes(signatureType)) throw new Error(`SIGNATURE_TYPE must be 0, 1, 2 or 3, got "${env.SIGNATURE_TYPE}".`);
+  return {
+    apiKey: env.CLOB_API_KEY!,
+    secret: env.CLOB_SECRET!,
+    passphrase: env.CLOB_PASSPHRASE!,
+    address: env.POLY_ADDRESS!,
+    signatureType,
+    funder: env.FUNDER_ADDRESS || env.POLY_ADDRESS!,
+    funderExplicit: Boolean(env.FUNDER_ADDRESS),
+    clobHost: host(env, 'CLOB_HOST', 'https://clob.polymarket.com'),
+    dataApiHost: host(env, 'DATA_API_HOST', 'https://data-api.polymarket.com'),
+    timeoutMs: positiveNumber(env, 'POLYMARKET_TIMEOUT_MS', 10_000),
+    retries: Math.floor(positiveNumber(env, 'POLYMARKET_RETRIES', 4)),
+    retryBaseMs: positiveNumber(env, 'POLYMARKET_RETRY_BASE_MS', 1000),
+  };
+}
+
+/** WRITER_SOURCE, defaulting to polymarket when its credentials are set and demo otherwise (DESIGN.md §4). */
+export function sourceFromEnv(env: Env): SourceName {
+  const raw = env.WRITER_SOURCE || (env.CLOB_API_KEY ? 'polymarket' : 'demo');
+  if (raw !== 'demo' && raw !== 'polymarket' && raw !== 'none') {
+    throw new Error(`WRITER_SOURCE must be demo, polymarket or none, got "${raw}".`);
+  }
+  // Never fall back to demo figures silently while credentials are present.
+  if (raw === 'demo' && env.CLOB_API_KEY) {
+    throw new Error('WRITER_SOURCE=demo while CLOB_API_KEY is set: remove one of them, demo figures are never shown instead of a real account.');
+  }
+  return raw;
+}
+
+export function writerConfigFromEnv(env: Env): WriterConfig {
+  const source = sourceFromEnv(env);
+  return {
+    source,
+    databaseUrl: writerDatabaseUrl(env),
+    intervalMs: positiveNumber(env, 'WRITER_INTERVAL_MINUTES', 5) * 60_000,
+    heartbeatMs: 60_000,
+    polymarket: source === 'polymarket' ? polymarketFromEnv(env) : undefined,
+  };
+}

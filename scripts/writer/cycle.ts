@@ -1,0 +1,115 @@
+// One writer cycle and the long-running loop. Each figure is fetched and written on its own, so a
+// failing source call loses only that figure; the heartbeat is written regardless, which keeps it
+// truthful: a writer whose data calls all fail is alive, and health shows its data going stale.
+import type { WriterDb } from './db.ts';
+import type { Logger } from './log.ts';
+import type { Source } from './source.ts';
+import * as store from './store.ts';
+
+export interface CycleContext {
+  db: WriterDb;
+  source: Source;
+  log: Logger;
+}
+
+export interface TaskResult { task: string; ok: boolean; error?: string }
+
+/** Writes through the rule of the source: demo rows only into a demo database, real rows purge demo ones. */
+function write<T>(ctx: CycleContext, fn: (trx: store.Trx, isDemo: boolean) => Promise<T>): Promise<T> {
+  return ctx.source.name === 'demo'
+    ? store.demoWrite(ctx.db, (trx) => fn(trx, true))
+    : store.realWrite(ctx.db, 'polymarket', (trx) => fn(trx, false));
+}
+
+async function task(ctx: CycleContext, name: string, fn: () => Promise<string | void>): Promise<TaskResult> {
+  try {
+    const note = await fn();
+    ctx.log.debug(`${name} done`, note ? { note } : {});
+    return { task: name, ok: true };
+  } catch (error) {
+    if (error instanceof store.RealDataPresent) throw error;
+    ctx.log.warn(`${name} failed`, { error: (error as Error).message });
+    return { task: name, ok: false, error: (error as Error).message };
+  }
+}
+
+export async function heartbeat(ctx: CycleContext, now?: Date): Promise<TaskResult> {
+  return task(ctx, 'heartbeat', async () => {
+    const at = now ?? (await store.serverNow(ctx.db));
+    await write(ctx, (trx, isDemo) => store.upsertHeartbeats(trx, [{ at }], isDemo));
+  });
+}
+
+/**
+ * Accrual, breadth and capital observed now; the last two settled nights (a night settles at
+ * 00:00 UTC on its payout date, and Polymarket may revise it); the trading cost of the last settled day.
+ * `now` defaults to the database server's clock.
+ */
+export async function runCycle(ctx: CycleContext, now?: Date): Promise<TaskResult[]> {
+  const at = now ?? (await store.serverNow(ctx.db));
+  const today = store.utcDate(at);
+  const { source } = ctx;
+  const results: TaskResult[] = [];
+  if (source.prepare) await source.prepare().catch((error: Error) => ctx.log.warn('source preparation failed', { error: error.message }));
+  results.push(await task(ctx, 'accrual', async () => {
+    const a = await source.accrual(at);
+    await write(ctx, (trx, d) => store.upsertAccruals(trx, [{ at, ...a }], d));
+  }));
+  results.push(await task(ctx, 'breadth', async () => {
+    const markets = await source.breadth(at);
+    await write(ctx, (trx, d) => store.upsertBreadth(trx, [{ at, markets_quoted_24h: markets }], d));
+  }));
+  results.push(await task(ctx, 'capital', async () => {
+    const c = await source.capital(at);
+    await write(ctx, (trx, d) => store.upsertCapital(trx, [{ at, ...c }], d));
+  }));
+  for (const date of [store.addDays(today, -1), today]) {
+    results.push(await task(ctx, `payout ${date}`, async () => {
+      const usd = await source.payout(date);
+      if (usd === null) return 'no payout reported yet';
+      await write(ctx, (trx, d) => store.upsertPayouts(trx, [{ date, usd }], d));
+    }));
+  }
+  const settled = store.addDays(today, -1);
+  results.push(await task(ctx, `trading cost ${settled}`, async () => {
+    // Once per settled day: a recorded cost is final (its inputs are snapshots that do not change).
+    const known = await ctx.db.selectFrom('stats.trading_cost').select('date').where('date', '=', settled).executeTakeFirst();
+    if (known) return 'already recorded';
+    const usd = await source.tradingCost(settled, ctx.db);
+    if (usd === null) return 'not computable';
+    await write(ctx, (trx, d) => store.upsertTradingCosts(trx, [{ date: settled, usd }], d));
+  }));
+  const failed = results.filter((r) => !r.ok).map((r) => r.task);
+  ctx.log.info('cycle done', { source: source.name, ok: results.length - failed.length, failed });
+  return results;
+}
+
+/** Runs until `signal` aborts: heartbeat every heartbeatMs, a full cycle every intervalMs. */
+export async function runLoop(ctx: CycleContext, opts: { intervalMs: number; heartbeatMs: number; signal: AbortSignal }): Promise<void> {
+  const { signal } = opts;
+  const sleep = (ms: number) => new Promise<void>((resolve) => {
+    const timer = setTimeout(resolve, ms);
+    signal.addEventListener('abort', () => { clearTimeout(timer); resolve(); }, { once: true });
+  });
+  ctx.log.info('writer running', { source: ctx.source.name, interval_minutes: opts.intervalMs / 60_000 });
+  let nextCycle = 0;
+  try {
+    while (!signal.aborted) {
+      await heartbeat(ctx);
+      if (Date.now() >= nextCycle) {
+        nextCycle = Date.now() + opts.intervalMs;
+        // Even the database being away must not end the loop: log it and try again next time.
+        await runCycle(ctx).catch((error: Error) => {
+          if (error instanceof store.RealDataPresent) throw error;
+          ctx.log.error('cycle failed', { error: error.message });
+        });
+      }
+      await sleep(Math.max(1, Math.min(opts.heartbeatMs, nextCycle - Date.now())));
+    }
+  } catch (error) {
+    if (!(error instanceof store.RealDataPresent)) throw error;
+    ctx.log.warn('real data is present: the demo source stops here', { reason: error.message });
+    return;
+  }
+  ctx.log.info('writer stopped');
+}

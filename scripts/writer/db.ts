@@ -1,0 +1,29 @@
+// kysely over pg, logged in as the writer's own role (stats_writer), which can write only the data tables.
+import { Kysely, PostgresDialect, type Generated } from 'kysely';
+import pg from 'pg';
+
+// Dates stay 'YYYY-MM-DD' strings: a JS Date would shift them by the local time zone.
+pg.types.setTypeParser(1082, (value) => value);
+
+type Usd = string; // numeric comes back as a string; we send strings too, so no float rounding sneaks in
+
+export interface StatsTables {
+  'stats.payout': { date: string; usd: Usd; is_demo: boolean; recorded_at: Generated<Date>; updated_at: Generated<Date> };
+  'stats.payout_correction': { id: Generated<string>; date: string; old_usd: Usd; new_usd: Usd; corrected_at: Generated<Date> };
+  'stats.accrual': { observed_at: Date; usd: Usd; markets: number; is_demo: boolean };
+  'stats.breadth': { observed_at: Date; markets_quoted_24h: number; is_demo: boolean };
+  'stats.capital': { observed_at: Date; cash_usd: Usd; inventory_usd: Usd; positions: number; is_demo: boolean };
+  'stats.trading_cost': { date: string; usd: Usd; is_demo: boolean; recorded_at: Generated<Date>; updated_at: Generated<Date> };
+  'stats.heartbeat': { at: Date; is_demo: boolean };
+  'stats.settings': { id: boolean; since_date: string | null; window_days: number; data_source: 'polymarket' | 'import' | null };
+}
+
+export type WriterDb = Kysely<StatsTables>;
+
+export function openWriterDb(connectionString: string): WriterDb {
+  return new Kysely<StatsTables>({
+    dialect: new PostgresDialect({
+      pool: new pg.Pool({ connectionString, max: 3, application_name: 'stats-writer', connectionTimeoutMillis: 10_000 }),
+    }),
+  });
+}

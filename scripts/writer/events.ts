@@ -1,0 +1,68 @@
+// The NDJSON import format of DESIGN.md §4: one event per line. Parsing checks every field the
+// database would reject (and a few it cannot see), so a bad line is reported by line number and
+// field before anything is written.
+import { z } from 'zod';
+
+const DATE = /^\d{4}-\d{2}-\d{2}$/;
+// An offset is required: a timestamp without one would depend on the importer's time zone.
+const ISO = /^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}(:\d{2}(\.\d{1,9})?)?(Z|[+-]\d{2}:?\d{2})$/;
+const INT4_MAX = 2_147_483_647;
+
+const date = z.string().refine((s) => DATE.test(s) && new Date(`${s}T00:00:00Z`).toISOString().startsWith(s), {
+  message: 'must be a calendar date YYYY-MM-DD',
+});
+const at = z.string()
+  .refine((s) => ISO.test(s) && !Number.isNaN(Date.parse(s)), { message: 'must be an ISO 8601 timestamp with a time zone (e.g. 2026-05-01T12:00:00Z)' })
+  .transform((s) => new Date(s));
+const amount = z.number().finite();
+const nonNegative = amount.nonnegative({ message: 'must be 0 or more' });
+const count = z.number().int({ message: 'must be a whole number' }).nonnegative({ message: 'must be 0 or more' }).max(INT4_MAX);
+
+export const eventSchema = z.discriminatedUnion('type', [
+  z.strictObject({ type: z.literal('payout'), date, usd: nonNegative }),
+  z.strictObject({ type: z.literal('accrual'), at, usd: nonNegative, markets: count }),
+  z.strictObject({ type: z.literal('breadth'), at, markets_quoted_24h: count }),
+  z.strictObject({ type: z.literal('capital'), at, cash_usd: nonNegative, inventory_usd: nonNegative, positions: count }),
+  z.strictObject({ type: z.literal('trading_cost'), date, usd: amount }),
+  z.strictObject({ type: z.literal('heartbeat'), at }),
+]);
+
+export type ImportEvent = z.infer<typeof eventSchema>;
+
+/** Observations may run slightly ahead of our clock (skew), not more. */
+const FUTURE_SLACK_MS = 5 * 60_000;
+
+export class LineError extends Error {
+  constructor(readonly line: number, reason: string) {
+    super(`line ${line}: ${reason}`);
+  }
+}
+
+/** Parses one line; `now` is the database's time, which decides what lies in the future. */
+export function parseEvent(text: string, lineNo: number, now: Date): ImportEvent {
+  let value: unknown;
+  try {
+    value = JSON.parse(text);
+  } catch (error) {
+    throw new LineError(lineNo, `not valid JSON (${(error as Error).message})`);
+  }
+  if (typeof value !== 'object' || value === null || Array.isArray(value)) throw new LineError(lineNo, 'must be a JSON object');
+  const type = (value as { type?: unknown }).type;
+  if (!['payout', 'accrual', 'breadth', 'capital', 'trading_cost', 'heartbeat'].includes(type as string)) {
+    throw new LineError(lineNo, `type: must be one of payout, accrual, breadth, capital, trading_cost, heartbeat (got ${JSON.stringify(type ?? null)})`);
+  }
+  const parsed = eventSchema.safeParse(value);
+  if (!parsed.success) {
+    const issue = parsed.error.issues[0]!;
+    const field = issue.code === 'unrecognized_keys' ? issue.keys.join(', ') : issue.path.join('.') || 'event';
+    const reason = issue.code === 'unrecognized_keys' ? 'unknown field' : issue.message;
+    throw new LineError(lineNo, `${field}: ${reason}`);
+  }
+  const event = parsed.data;
+  const today = now.toISOString().slice(0, 10);
+  if ('date' in event && event.date > today) throw new LineError(lineNo, `date: ${event.date} lies after today (UTC)`);
+  if ('at' in event && event.at.getTime() > now.getTime() + FUTURE_SLACK_MS) {
+    throw new LineError(lineNo, `at: ${event.at.toISOString()} lies in the future`);
+  }
+  return event;
+}

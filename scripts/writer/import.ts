@@ -1,0 +1,100 @@
+// `import <file|->`: streams NDJSON events into the database in one transaction. Lines are read
+// one at a time (readline) and written in small batches, so memory stays flat for any file size;
+// any bad line rolls everything back and names the line.
+import { createReadStream } from 'node:fs';
+import { createInterface } from 'node:readline';
+import type { Readable } from 'node:stream';
+import type { WriterDb } from './db.ts';
+import { LineError, parseEvent, type ImportEvent } from './events.ts';
+import type { Logger } from './log.ts';
+import * as store from './store.ts';
+
+const BATCH = 1000;
+const PROGRESS_EVERY = 10_000;
+
+export interface ImportResult { lines: number; events: number; byType: Record<string, number> }
+
+/** Thrown inside the transaction so that an input without events changes nothing (not even demo rows). */
+class NothingToImport extends Error {}
+
+type Kind = ImportEvent['type'];
+
+/** Pending rows per table, keyed so that a second event for the same key flushes the first. */
+class Batches {
+  readonly rows = new Map<Kind, Map<string, { event: ImportEvent; line: number }>>();
+  size = 0;
+  keyOf(e: ImportEvent): string {
+    return 'date' in e ? e.date : e.at.toISOString();
+  }
+  has(e: ImportEvent) {
+    return this.rows.get(e.type)?.has(this.keyOf(e)) ?? false;
+  }
+  add(e: ImportEvent, line: number) {
+    let table = this.rows.get(e.type);
+    if (!table) this.rows.set(e.type, (table = new Map()));
+    table.set(this.keyOf(e), { event: e, line });
+    this.size++;
+  }
+}
+
+async function flush(trx: store.Trx, batches: Batches): Promise<void> {
+  for (const [kind, table] of batches.rows) {
+    const entries = [...table.values()];
+    const events = entries.map((x) => x.event);
+    try {
+      switch (kind) {
+        case 'payout': await store.upsertPayouts(trx, events as Extract<ImportEvent, { type: 'payout' }>[]); break;
+        case 'trading_cost': await store.upsertTradingCosts(trx, events as Extract<ImportEvent, { type: 'trading_cost' }>[]); break;
+        case 'accrual': await store.upsertAccruals(trx, events as Extract<ImportEvent, { type: 'accrual' }>[]); break;
+        case 'breadth': await store.upsertBreadth(trx, events as Extract<ImportEvent, { type: 'breadth' }>[]); break;
+        case 'capital': await store.upsertCapital(trx, events as Extract<ImportEvent, { type: 'capital' }>[]); break;
+        case 'heartbeat': await store.upsertHeartbeats(trx, events as Extract<ImportEvent, { type: 'heartbeat' }>[]); break;
+      }
+    } catch (error) {
+      // Parsing already checks what the constraints check; this names the span if the database still objects.
+      const lines = entries.map((x) => x.line);
+      throw new LineError(Math.min(...lines), `the database rejected a ${kind} event among lines ${Math.min(...lines)}-${Math.max(...lines)}: ${(error as Error).message}`);
+    }
+  }
+  batches.rows.clear();
+  batches.size = 0;
+}
+
+export async function importEvents(db: WriterDb, input: Readable, log: Logger): Promise<ImportResult> {
+  const now = await store.serverNow(db);
+  const started = Date.now();
+  const result: ImportResult = { lines: 0, events: 0, byType: {} };
+  await store.realWrite(db, 'import', async (trx) => {
+    const batches = new Batches();
+    const lines = createInterface({ input, crlfDelay: Infinity });
+    for await (const text of lines) {
+      result.lines++;
+      if (text.trim() === '') continue;
+      const event = parseEvent(text, result.lines, now);
+      // A repeated key in one batch would hit "ON CONFLICT cannot affect a row twice"; flushing
+      // first also keeps every intermediate value of a corrected payout in the audit table.
+      if (batches.has(event)) await flush(trx, batches);
+      batches.add(event, result.lines);
+      result.events++;
+      result.byType[event.type] = (result.byType[event.type] ?? 0) + 1;
+      if (batches.size >= BATCH) await flush(trx, batches);
+      if (result.lines % PROGRESS_EVERY === 0) {
+        log.info('import progress', { lines: result.lines, events: result.events, rss_mb: Math.round(process.memoryUsage().rss / 2 ** 20) });
+      }
+    }
+    await flush(trx, batches);
+    if (result.events === 0) throw new NothingToImport();
+  }).catch((error: unknown) => {
+    if (!(error instanceof NothingToImport)) throw error;
+  });
+  if (result.events === 0) {
+    log.warn('the input held no events; nothing was written', { lines: result.lines });
+    return result;
+  }
+  log.info('import committed', { ...result, seconds: (Date.now() - started) / 1000 });
+  return result;
+}
+
+export function openInput(file: string): Readable {
+  return file === '-' ? process.stdin : createReadStream(file, { encoding: 'utf8' });
+}

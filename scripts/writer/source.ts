@@ -1,0 +1,23 @@
+// What every data source provides. The cycle (cycle.ts) asks for each figure separately, so one
+// failing call costs only that figure.
+import type { WriterDb } from './db.ts';
+
+export interface CapitalFigures { cash_usd: number; inventory_usd: number; positions: number }
+
+export interface Source {
+  readonly name: 'demo' | 'polymarket';
+  /** Called at the start of each cycle (e.g. to read the server's clock); a failure is only logged. */
+  prepare?(): Promise<void>;
+  /** Today's reward accrual so far and how many markets it comes from. */
+  accrual(now: Date): Promise<{ usd: number; markets: number }>;
+  /** Markets quoted in the 24 hours before `now`. */
+  breadth(now: Date): Promise<number>;
+  capital(now: Date): Promise<CapitalFigures>;
+  /** The payout that settled at 00:00 UTC on `payoutDate`; null when the source has none (yet). */
+  payout(payoutDate: string): Promise<number | null>;
+  /** Cost of unwinding inventory on the settled UTC day `date`; null when it cannot be computed. */
+  tradingCost(date: string, db: WriterDb): Promise<number | null>;
+}
+
+/** Amounts are kept to USDC's 6 decimals. */
+export const usd6 = (n: number): number => Math.round(n * 1e6) / 1e6;

@@ -1,0 +1,51 @@
+// `status`: what the database holds and when each kind of data was last written. Counts and times only.
+import { sql } from 'kysely';
+import type { WriterDb } from './db.ts';
+
+export interface Status {
+  data_source: string | null;
+  tables: Record<string, { rows: number; demo_rows: number; latest: string | null; last_written: string | null }>;
+  corrections: number;
+}
+
+export async function readStatus(db: WriterDb): Promise<Status> {
+  const settings = await db.selectFrom('stats.settings').select('data_source').executeTakeFirst();
+  // Dated tables: latest = the newest date, last_written = when a value last changed.
+  const dated = async (table: 'stats.payout' | 'stats.trading_cost') => {
+    const r = await db.selectFrom(table).select([
+      sql<number>`count(*)::int`.as('rows'), sql<number>`count(*) filter (where is_demo)::int`.as('demo_rows'),
+      sql<string | null>`max(date)::text`.as('latest'), sql<Date | null>`max(updated_at)`.as('last_written'),
+    ]).executeTakeFirstOrThrow();
+    return { rows: r.rows, demo_rows: r.demo_rows, latest: r.latest, last_written: r.last_written?.toISOString() ?? null };
+  };
+  const observed = async (table: 'stats.accrual' | 'stats.breadth' | 'stats.capital' | 'stats.heartbeat', column: 'observed_at' | 'at') => {
+    const r = await db.selectFrom(table).select([
+      sql<number>`count(*)::int`.as('rows'), sql<number>`count(*) filter (where is_demo)::int`.as('demo_rows'),
+      sql<Date | null>`max(${sql.ref(column)})`.as('latest'),
+    ]).executeTakeFirstOrThrow();
+    const latest = r.latest?.toISOString() ?? null;
+    return { rows: r.rows, demo_rows: r.demo_rows, latest, last_written: latest };
+  };
+  const corrections = await db.selectFrom('stats.payout_correction').select(sql<number>`count(*)::int`.as('n')).executeTakeFirstOrThrow();
+  return {
+    data_source: settings?.data_source ?? null,
+    tables: {
+      payout: await dated('stats.payout'),
+      trading_cost: await dated('stats.trading_cost'),
+      accrual: await observed('stats.accrual', 'observed_at'),
+      breadth: await observed('stats.breadth', 'observed_at'),
+      capital: await observed('stats.capital', 'observed_at'),
+      heartbeat: await observed('stats.heartbeat', 'at'),
+    },
+    corrections: corrections.n,
+  };
+}
+
+export function formatStatus(s: Status): string {
+  const lines = [`data source: ${s.data_source ?? 'none recorded (demo data only, or empty)'}`];
+  for (const [name, t] of Object.entries(s.tables)) {
+    lines.push(`${name.padEnd(13)} ${String(t.rows).padStart(7)} rows${t.demo_rows ? ` (${t.demo_rows} demo)` : ''}  latest ${t.latest ?? '-'}  last written ${t.last_written ?? '-'}`);
+  }
+  lines.push(`payout corrections: ${s.corrections}`);
+  return lines.join('\n');
+}

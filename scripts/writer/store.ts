@@ -1,0 +1,145 @@
+// Every write the writer makes. Each one is an idempotent upsert inside a transaction that first
+// locks the settings row: that serialises concurrent writers (an import beside the loop), and it is
+// where the demo/real rule of DESIGN.md §3 is enforced.
+import { sql, type Transaction } from 'kysely';
+import type { StatsTables, WriterDb } from './db.ts';
+
+export type RealSource = 'polymarket' | 'import';
+export type Trx = Transaction<StatsTables>;
+
+export interface Payout { date: string; usd: number }
+export interface TradingCost { date: string; usd: number }
+export interface Accrual { at: Date; usd: number; markets: number }
+export interface Breadth { at: Date; markets_quoted_24h: number }
+export interface Capital { at: Date; cash_usd: number; inventory_usd: number; positions: number }
+export interface Heartbeat { at: Date }
+
+const DATA_TABLES = ['stats.payout', 'stats.accrual', 'stats.breadth', 'stats.capital', 'stats.trading_cost', 'stats.heartbeat'] as const;
+
+/** Raised when the demo source finds real data: it stops rather than mix demo rows into it. */
+export class RealDataPresent extends Error {
+  constructor() {
+    super('The database holds real data, so the demo source writes nothing (set WRITER_SOURCE=polymarket or none).');
+  }
+}
+
+/** Numbers go to Postgres as text so numeric keeps exactly the value given. */
+export const num = (n: number): string => String(n);
+
+async function lockSettings(trx: Trx) {
+  return trx.selectFrom('stats.settings').select('data_source').forUpdate().executeTakeFirstOrThrow();
+}
+
+/** True when any row is real (not demo) or a real source has written. */
+export async function hasRealData(db: WriterDb | Trx): Promise<boolean> {
+  const settings = await db.selectFrom('stats.settings').select('data_source').executeTakeFirst();
+  if (settings?.data_source) return true;
+  for (const table of DATA_TABLES) {
+    const row = await db.selectFrom(table).select(sql`1`.as('one')).where('is_demo', '=', false).limit(1).executeTakeFirst();
+    if (row) return true;
+  }
+  return false;
+}
+
+/**
+ * Runs `fn` as a real write: the first one removes every demo row in the same transaction, and the
+ * settings record which real source wrote last.
+ */
+export async function realWrite<T>(db: WriterDb, source: RealSource, fn: (trx: Trx) => Promise<T>): Promise<T> {
+  return db.transaction().execute(async (trx) => {
+    const settings = await lockSettings(trx);
+    if (settings.data_source === null) {
+      for (const table of DATA_TABLES) await trx.deleteFrom(table).where('is_demo', '=', true).execute();
+    }
+    if (settings.data_source !== source) await trx.updateTable('stats.settings').set({ data_source: source }).execute();
+    return fn(trx);
+  });
+}
+
+/** Runs `fn` as a demo write, only while the database holds no real data. */
+export async function demoWrite<T>(db: WriterDb, fn: (trx: Trx) => Promise<T>): Promise<T> {
+  return db.transaction().execute(async (trx) => {
+    await lockSettings(trx);
+    if (await hasRealData(trx)) throw new RealDataPresent();
+    return fn(trx);
+  });
+}
+
+// The WHERE on each DO UPDATE makes a repeated write a no-op: no row version, no moved updated_at.
+
+export async function upsertPayouts(trx: Trx, rows: Payout[], isDemo = false): Promise<void> {
+  if (rows.length === 0) return;
+  await trx.insertInto('stats.payout')
+    .values(rows.map((r) => ({ date: r.date, usd: num(r.usd), is_demo: isDemo })))
+    .onConflict((oc) => oc.column('date')
+      .doUpdateSet({ usd: sql`excluded.usd`, is_demo: sql`excluded.is_demo` })
+      .where(sql<boolean>`(payout.usd, payout.is_demo) is distinct from (excluded.usd, excluded.is_demo)`))
+    .execute();
+}
+
+export async function upsertTradingCosts(trx: Trx, rows: TradingCost[], isDemo = false): Promise<void> {
+  if (rows.length === 0) return;
+  await trx.insertInto('stats.trading_cost')
+    .values(rows.map((r) => ({ date: r.date, usd: num(r.usd), is_demo: isDemo })))
+    .onConflict((oc) => oc.column('date')
+      .doUpdateSet({ usd: sql`excluded.usd`, is_demo: sql`excluded.is_demo` })
+      .where(sql<boolean>`(trading_cost.usd, trading_cost.is_demo) is distinct from (excluded.usd, excluded.is_demo)`))
+    .execute();
+}
+
+export async function upsertAccruals(trx: Trx, rows: Accrual[], isDemo = false): Promise<void> {
+  if (rows.length === 0) return;
+  await trx.insertInto('stats.accrual')
+    .values(rows.map((r) => ({ observed_at: r.at, usd: num(r.usd), markets: r.markets, is_demo: isDemo })))
+    .onConflict((oc) => oc.column('observed_at')
+      .doUpdateSet({ usd: sql`excluded.usd`, markets: sql`excluded.markets`, is_demo: sql`excluded.is_demo` })
+      .where(sql<boolean>`(accrual.usd, accrual.markets, accrual.is_demo) is distinct from (excluded.usd, excluded.markets, excluded.is_demo)`))
+    .execute();
+}
+
+export async function upsertBreadth(trx: Trx, rows: Breadth[], isDemo = false): Promise<void> {
+  if (rows.length === 0) return;
+  await trx.insertInto('stats.breadth')
+    .values(rows.map((r) => ({ observed_at: r.at, markets_quoted_24h: r.markets_quoted_24h, is_demo: isDemo })))
+    .onConflict((oc) => oc.column('observed_at')
+      .doUpdateSet({ markets_quoted_24h: sql`excluded.markets_quoted_24h`, is_demo: sql`excluded.is_demo` })
+      .where(sql<boolean>`(breadth.markets_quoted_24h, breadth.is_demo) is distinct from (excluded.markets_quoted_24h, excluded.is_demo)`))
+    .execute();
+}
+
+export async function upsertCapital(trx: Trx, rows: Capital[], isDemo = false): Promise<void> {
+  if (rows.length === 0) return;
+  await trx.insertInto('stats.capital')
+    .values(rows.map((r) => ({ observed_at: r.at, cash_usd: num(r.cash_usd), inventory_usd: num(r.inventory_usd), positions: r.positions, is_demo: isDemo })))
+    .onConflict((oc) => oc.column('observed_at')
+      .doUpdateSet({ cash_usd: sql`excluded.cash_usd`, inventory_usd: sql`excluded.inventory_usd`, positions: sql`excluded.positions`, is_demo: sql`excluded.is_demo` })
+      .where(sql<boolean>`(capital.cash_usd, capital.inventory_usd, capital.positions, capital.is_demo)
+        is distinct from (excluded.cash_usd, excluded.inventory_usd, excluded.positions, excluded.is_demo)`))
+    .execute();
+}
+
+export async function upsertHeartbeats(trx: Trx, rows: Heartbeat[], isDemo = false): Promise<void> {
+  if (rows.length === 0) return;
+  await trx.insertInto('stats.heartbeat')
+    .values(rows.map((r) => ({ at: r.at, is_demo: isDemo })))
+    .onConflict((oc) => oc.column('at').doUpdateSet({ is_demo: sql`excluded.is_demo` })
+      .where(sql<boolean>`heartbeat.is_demo is distinct from excluded.is_demo`))
+    .execute();
+}
+
+/** The database server's clock: observations are stamped with it, so a skewed host clock does not matter. */
+export async function serverNow(db: WriterDb): Promise<Date> {
+  const { rows } = await sql<{ now: Date }>`select now() as now`.execute(db);
+  return rows[0]!.now;
+}
+
+/** Today's UTC date as the database sees it (the future-date trigger uses the same rule). */
+export function utcDate(at: Date): string {
+  return at.toISOString().slice(0, 10);
+}
+
+export function addDays(date: string, days: number): string {
+  const d = new Date(`${date}T00:00:00Z`);
+  d.setUTCDate(d.getUTCDate() + days);
+  return utcDate(d);
+}

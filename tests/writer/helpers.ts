@@ -1,0 +1,96 @@
+// Shared pieces of the writer tests: running the CLI as a child process against a test stack, and
+// reading what landed in the database.
+import { spawn, type ChildProcess } from 'node:child_process';
+import path from 'node:path';
+import pg from 'pg';
+import { ROOT_DIR, type Env } from '../../scripts/lib/config.ts';
+import type { TestStack } from '../support/stack.ts';
+
+pg.types.setTypeParser(1082, (value) => value);
+
+const CLI = path.join(ROOT_DIR, 'scripts', 'writer', 'cli.ts');
+
+/**
+ * The environment `npm run writer` would see for this stack: the same variables `npm start` reads
+ * (so the CLI derives the writer role's connection itself). Writer variables a developer's .env
+ * might hold are blanked, so only what a test sets counts.
+ */
+export function cliEnv(stack: TestStack, extra: Env = {}): Env {
+  const { cfg } = stack;
+  return {
+    PATH: process.env.PATH,
+    HOME: process.env.HOME,
+    JWT_SECRET: cfg.JWT_SECRET,
+    ANON_KEY: cfg.ANON_KEY,
+    AUTHENTICATOR_PASSWORD: cfg.AUTHENTICATOR_PASSWORD,
+    WRITER_DB_PASSWORD: cfg.WRITER_DB_PASSWORD,
+    POSTGRES_PASSWORD: cfg.POSTGRES_PASSWORD,
+    HTTP_SIG_PRIVATE_KEY: cfg.HTTP_SIG_PRIVATE_KEY,
+    BIND_HOST: cfg.bindHost,
+    POSTGRES_PORT: String(cfg.postgresPort),
+    DATABASE_URL: '',
+    WRITER_DATABASE_URL: '',
+    CLOB_API_KEY: '',
+    WRITER_SOURCE: 'none',
+    ...extra,
+  };
+}
+
+export interface CliRun { code: number | null; stdout: string; stderr: string; lines: Record<string, unknown>[] }
+
+export function startCli(args: string[], env: Env): { child: ChildProcess; result: Promise<CliRun>; stdout: () => string } {
+  const child = spawn(process.execPath, ['--import', 'tsx', CLI, ...args], { cwd: ROOT_DIR, env: env as NodeJS.ProcessEnv, stdio: ['pipe', 'pipe', 'pipe'] });
+  let stdout = '';
+  let stderr = '';
+  child.stdout!.on('data', (c: Buffer) => { stdout += c.toString(); });
+  child.stderr!.on('data', (c: Buffer) => { stderr += c.toString(); });
+  const result = new Promise<CliRun>((resolve) => {
+    child.on('close', (code) => {
+      const lines = stdout.split('\n').filter((l) => l.startsWith('{')).map((l) => JSON.parse(l) as Record<string, unknown>);
+      resolve({ code, stdout, stderr, lines });
+    });
+  });
+  return { child, result, stdout: () => stdout };
+}
+
+export async function runCli(args: string[], env: Env, stdin?: string): Promise<CliRun> {
+  const run = startCli(args, env);
+  run.child.stdin!.end(stdin ?? '');
+  return run.result;
+}
+
+export async function query<T = Record<string, unknown>>(url: string, text: string, values: unknown[] = []): Promise<T[]> {
+  const client = new pg.Client({ connectionString: url });
+  await client.connect();
+  try {
+    return (await client.query(text, values)).rows as T[];
+  } finally {
+    await client.end();
+  }
+}
+
+/** landing_stats as computed now, read through SQL (the API host's microcache could answer from before a write). */
+export async function landingStats(stack: TestStack): Promise<Record<string, any>> {
+  const [row] = await query<{ stats: Record<string, any> }>(stack.db.adminUrl, 'select stats.stats_at(now()) as stats');
+  return row!.stats;
+}
+
+/** landing_stats through the API host with the anon key, as a client sees it. */
+export async function landingStatsViaApi(stack: TestStack): Promise<Record<string, any>> {
+  const res = await fetch(`${stack.cfg.apiUrl}/rest/v1/rpc/landing_stats`, { headers: { apikey: stack.cfg.ANON_KEY } });
+  if (res.status !== 200) throw new Error(`landing_stats answered ${res.status}: ${await res.text()}`);
+  return res.json() as Promise<Record<string, any>>;
+}
+
+/** Empties every data table and the recorded source, so one stack serves several independent tests. */
+export async function resetData(stack: TestStack): Promise<void> {
+  await query(stack.db.adminUrl, `truncate stats.payout, stats.payout_correction, stats.accrual, stats.breadth,
+    stats.capital, stats.trading_cost, stats.heartbeat; update stats.settings set data_source = null`);
+}
+
+export const todayUtc = () => new Date().toISOString().slice(0, 10);
+export function addDays(date: string, days: number): string {
+  const d = new Date(`${date}T00:00:00Z`);
+  d.setUTCDate(d.getUTCDate() + days);
+  return d.toISOString().slice(0, 10);
+}
