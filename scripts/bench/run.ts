@@ -110,7 +110,12 @@ async function fillAccruals(adminUrl: string, total: number) {
       from (select min(observed_at) as m from stats.accrual) o, generate_series(1, $1::int) i`, [n]);
     process.stdout.write(`  accrual rows: ${(rows[0].n + done + n).toLocaleString()} / ${total.toLocaleString()}\r`);
   }
-  await c.query('analyze stats.accrual');
+  // capital snapshots at a fifth of the accrual count, also reaching back in time
+  await c.query(`insert into stats.capital (observed_at, cash_usd, inventory_usd, positions)
+    select m - (i * interval '5 minutes'), 5000 + i % 700, 1000 + i % 300, i % 30
+    from (select min(observed_at) as m from stats.capital) o,
+         generate_series(1, greatest(0, $1::int / 5 - (select count(*)::int from stats.capital))) i`, [total]);
+  await c.query('analyze stats.accrual; analyze stats.capital');
   await c.end();
   process.stdout.write('\n');
 }
@@ -169,9 +174,9 @@ async function main() {
     const sql = [];
     for (const size of [100_000, 5_000_000]) {
       await fillAccruals(stack.db.adminUrl, size);
-      sql.push(await sqlTimings(stack.db.adminUrl, `${size.toLocaleString()} accrual rows`));
+      sql.push(await sqlTimings(stack.db.adminUrl, `${size.toLocaleString()} accruals, ${(size / 5).toLocaleString()} capital snapshots`));
     }
-    console.log('| accrual rows | warm ms | cold ms | scans of history tables | seq scans | scans without an index condition |');
+    console.log('| data | warm ms | cold ms | scans of history tables | seq scans | scans without an index condition |');
     console.log('|---|---|---|---|---|---|');
     for (const s of sql) console.log(`| ${s.label} | ${s.warm.toFixed(3)} | ${s.cold.toFixed(3)} | ${s.scans} | ${s.seq} | ${s.withoutCond.join(', ') || 'none'} |`);
     const [small, large] = sql as [typeof sql[0], typeof sql[0]];

@@ -7,7 +7,8 @@
 -- Conventions: today = the UTC date of now; amounts keep full precision and are rounded to cents
 -- once, at the end (round(numeric, 2): half away from zero); "no data" is null, never a made-up zero.
 -- Every lookup of a time series is a limit-1 probe or a range bound on the primary key, so the cost
--- stays flat however much history accumulates.
+-- stays flat however much history accumulates. Generic plans: every statement is planned once per
+-- connection, not on every call (the plans are the same whatever the clock says).
 
 -- ISO 8601 UTC with a Z, whatever the session's TimeZone is.
 create function stats.iso(ts timestamptz) returns text
@@ -16,7 +17,7 @@ language sql stable parallel safe set search_path = '' as $$
 $$;
 
 create function stats.stats_at(p_now timestamptz) returns json
-language plpgsql stable set search_path = '' as $$
+language plpgsql stable set search_path = '' set plan_cache_mode = force_generic_plan as $$
 declare
   cfg stats.settings;
   today date := (p_now at time zone 'UTC')::date;
@@ -37,6 +38,9 @@ declare
   r_costs numeric;
   r_net numeric;
   r_base numeric;
+  r_day_stake numeric;
+  r_stake_sum numeric := 0;
+  r_stake_days integer := 0;
 begin
   select * into cfg from stats.settings;
 
@@ -67,15 +71,19 @@ begin
     r_net := r_rewards - r_costs;
     -- Capital base: mean over the window's days of each day's last at-stake snapshot,
     -- days without one skipped; with none at all, the latest snapshot.
-    select avg(s.at_stake) into r_base
-      from generate_series(0, last_night.date - r_from) as g(i)
-      cross join lateral (
-        select c.cash_usd + c.inventory_usd as at_stake from stats.capital c
-        where c.observed_at >= (r_from + g.i)::timestamp at time zone 'UTC'
-          and c.observed_at < (r_from + g.i + 1)::timestamp at time zone 'UTC'
+    -- One limit-1 index probe per day (a loop of simple statements plans once and stays cheap).
+    for i in 0 .. last_night.date - r_from loop
+      select c.cash_usd + c.inventory_usd into r_day_stake from stats.capital c
+        where c.observed_at >= (r_from + i)::timestamp at time zone 'UTC'
+          and c.observed_at < (r_from + i + 1)::timestamp at time zone 'UTC'
           and c.observed_at <= p_now
-        order by c.observed_at desc limit 1) s;
-    r_base := coalesce(r_base, cap.cash_usd + cap.inventory_usd);
+        order by c.observed_at desc limit 1;
+      if found then
+        r_stake_sum := r_stake_sum + r_day_stake;
+        r_stake_days := r_stake_days + 1;
+      end if;
+    end loop;
+    r_base := case when r_stake_days > 0 then r_stake_sum / r_stake_days else cap.cash_usd + cap.inventory_usd end;
     if r_base <= 0 then r_base := null; end if;
   end if;
   v_returns := json_build_object(
@@ -126,7 +134,7 @@ begin
 end $$;
 
 create function stats.health_at(p_now timestamptz) returns json
-language plpgsql stable set search_path = '' as $$
+language plpgsql stable set search_path = '' set plan_cache_mode = force_generic_plan as $$
 declare
   cfg stats.settings;
   today date := (p_now at time zone 'UTC')::date;
