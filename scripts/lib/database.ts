@@ -73,11 +73,11 @@ export async function openDatabase(cfg: Config, log: Log): Promise<Database> {
   };
 }
 
-export async function migrate(adminUrl: string, log: Log): Promise<void> {
+export async function migrate(adminUrl: string, log: Log, dir = MIGRATIONS_DIR): Promise<void> {
   try {
     await runner({
       databaseUrl: adminUrl,
-      dir: MIGRATIONS_DIR,
+      dir,
       direction: 'up',
       migrationsSchema: 'pgmigrations',
       createMigrationsSchema: true,

@@ -15,6 +15,12 @@ export function renderTemplate(text: string, vars: Record<string, string>): stri
 }
 
 export function findNginx(): string {
+  // NGINX_BIN names a particular binary; otherwise the first nginx on PATH or in the usual places.
+  const named = process.env.NGINX_BIN;
+  if (named) {
+    if (existsSync(named)) return named;
+    throw new Error(`NGINX_BIN names ${named}, which does not exist: point it at an nginx binary, or unset it to use the one on PATH.`);
+  }
   for (const dir of [...(process.env.PATH ?? '').split(':'), '/usr/sbin', '/usr/local/sbin', '/usr/local/nginx/sbin']) {
     const candidate = path.join(dir, 'nginx');
     if (dir && existsSync(candidate)) return candidate;
