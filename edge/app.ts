@@ -1,0 +1,128 @@
+// The edge as one Hono app of web-standard handlers: no Node API in here, so the same object can
+// run under @hono/node-server (edge/server.ts), Deno or a serverless runtime.
+import { Hono, type Context } from 'hono';
+import { bodyLimit } from 'hono/body-limit';
+import { cors } from 'hono/cors';
+import { createA2A } from './a2a.ts';
+import type { EdgeConfig } from './config.ts';
+import { createFigures, type Figures } from './figures.ts';
+import { etagMatches, jsonError, prefersHtml, prefersMarkdown } from './http.ts';
+import { handleMcp } from './mcp.ts';
+import { renderHtml, type PageInput } from './page/html.ts';
+import { linkHeader } from './page/links.ts';
+import { renderMarkdown } from './page/markdown.ts';
+import { SERVICE_NAME } from './texts.ts';
+import { createUpstream, type Upstream } from './upstream.ts';
+
+/** SPEC §8: polling at most once a minute, so a minute of caching loses a client nothing. */
+export const STATS_CACHE_CONTROL = 'public, max-age=60, stale-while-revalidate=30';
+/** Health is near-live: a few seconds at most. */
+export const HEALTH_CACHE_CONTROL = 'public, max-age=5';
+/** JSON-RPC bodies of these read-only protocols are small; anything bigger is not ours. */
+export const MAX_BODY_BYTES = 64 * 1024;
+
+const JSON_TYPE = 'application/json; charset=utf-8';
+
+function methodNotAllowed(allow: string) {
+  return () => jsonError(405, `Method not allowed: use ${allow.replace(', OPTIONS', '')}.`, { allow });
+}
+
+function notFound(c: Context): Response {
+  if (prefersHtml(c.req.header('accept'))) {
+    return new Response(
+      `<!doctype html><html lang="en"><head><meta charset="utf-8"><meta name="viewport" content="width=device-width, initial-scale=1"><title>Not found · ${SERVICE_NAME}</title></head><body><main><h1>Not found</h1><p>There is no page at this address. The statistics are on the <a href="/">home page</a>.</p></main></body></html>\n`,
+      { status: 404, headers: { 'content-type': 'text/html; charset=utf-8', 'cache-control': 'no-store' } },
+    );
+  }
+  return jsonError(404, 'Not found: this site serves GET /api/stats, GET /api/health, POST /mcp, POST /a2a and the documents linked from /.');
+}
+
+export interface AppOptions {
+  /** Defaults to the API host named in the configuration. */
+  upstream?: Upstream;
+}
+
+export function createApp(cfg: EdgeConfig, options: AppOptions = {}): Hono {
+  const figures: Figures = createFigures(cfg, options.upstream ?? createUpstream(cfg));
+  const a2a = createA2A(cfg, figures);
+  const app = new Hono();
+
+  app.onError((error) => {
+    // Logged for the operator; the caller never sees internals or a stack trace.
+    console.error(`edge: ${error instanceof Error ? error.message : String(error)}`);
+    return jsonError(500, 'Internal error.');
+  });
+  app.notFound(notFound);
+
+  app.use('*', cors({
+    origin: '*',
+    allowMethods: ['GET', 'HEAD', 'POST', 'OPTIONS'],
+    allowHeaders: ['content-type', 'accept', 'if-none-match', 'mcp-protocol-version', 'a2a-version', 'last-event-id'],
+    exposeHeaders: ['ETag', 'Link', 'Retry-After', 'X-Cache-Status', 'X-Markdown-Tokens'],
+    maxAge: 86400,
+  }));
+
+  const limit = bodyLimit({
+    maxSize: MAX_BODY_BYTES,
+    onError: () => jsonError(413, `Request body too large: at most ${MAX_BODY_BYTES} bytes.`),
+  });
+
+  app.get('/api/stats', async (c) => {
+    const stats = await figures.stats().catch((error: Error) => {
+      console.error(`edge: ${error.message}`);
+      return undefined;
+    });
+    if (!stats) return jsonError(503, 'The statistics are unavailable right now (the API host or its database did not answer); retry in a minute. GET /api/health reports the status.', { 'retry-after': '30' });
+    const headers = { 'content-type': JSON_TYPE, 'cache-control': STATS_CACHE_CONTROL, etag: stats.etag };
+    if (etagMatches(c.req.header('if-none-match'), stats.etag)) return new Response(null, { status: 304, headers });
+    return new Response(stats.body, { headers });
+  });
+  app.all('/api/stats', methodNotAllowed('GET, HEAD, OPTIONS'));
+
+  // Always 200 while the site is up: the status field carries "down" (SPEC §4.1 rule 1, §7 rule 2).
+  app.get('/api/health', async () => {
+    const health = await figures.health();
+    return new Response(health.body, { headers: { 'content-type': JSON_TYPE, 'cache-control': HEALTH_CACHE_CONTROL } });
+  });
+  app.all('/api/health', methodNotAllowed('GET, HEAD, OPTIONS'));
+
+  app.post('/mcp', limit, (c) => handleMcp(c.req.raw, cfg, figures));
+  // A GET handed to the stateless transport would open an SSE stream that never closes (G8).
+  app.all('/mcp', () => new Response(JSON.stringify({ jsonrpc: '2.0', error: { code: -32000, message: 'Method not allowed: this stateless MCP endpoint takes POST only.' }, id: null }), {
+    status: 405,
+    headers: { 'content-type': JSON_TYPE, allow: 'POST, OPTIONS', 'cache-control': 'no-store' },
+  }));
+
+  app.post('/a2a', limit, (c) => a2a.rpc(c.req.raw));
+  app.all('/a2a', methodNotAllowed('POST, OPTIONS'));
+
+  app.get('/.well-known/agent-card.json', (c) => a2a.card(c.req.raw));
+  app.all('/.well-known/agent-card.json', methodNotAllowed('GET, HEAD, OPTIONS'));
+
+  const page = async (markdown: boolean): Promise<Response> => {
+    const [stats, health] = await Promise.all([figures.stats().catch(() => undefined), figures.health()]);
+    const input: PageInput = { stats: stats?.value, health: health.value };
+    const headers: Record<string, string> = {
+      link: linkHeader(cfg),
+      vary: 'Accept',
+      'cache-control': stats ? 'public, max-age=60' : 'no-store',
+    };
+    if (!stats) headers['retry-after'] = '30';
+    const status = stats ? 200 : 503;
+    if (markdown) {
+      const body = renderMarkdown(input, cfg);
+      headers['content-type'] = 'text/markdown; charset=utf-8';
+      // The convention agents use to budget context: about four characters per token.
+      headers['x-markdown-tokens'] = String(Math.ceil(body.length / 4));
+      return new Response(body, { status, headers });
+    }
+    headers['content-type'] = 'text/html; charset=utf-8';
+    return new Response(renderHtml(input, cfg), { status, headers });
+  };
+  app.get('/', (c) => page(prefersMarkdown(c.req.header('accept'))));
+  app.all('/', methodNotAllowed('GET, HEAD, OPTIONS'));
+  app.get('/index.md', () => page(true));
+  app.all('/index.md', methodNotAllowed('GET, HEAD, OPTIONS'));
+
+  return app;
+}

@@ -1,0 +1,49 @@
+// The edge's own configuration. It is deliberately smaller than scripts/lib/config.ts: the edge
+// holds only the public anon key and URLs, never the JWT secret or database passwords, so the
+// process that faces the internet cannot leak what it never had.
+export interface EdgeConfig {
+  /** Public origin of the site host, {base_url}: printed in documents, cards and the page. */
+  siteUrl: string;
+  /** Public origin of the API host, {api_url}: printed, never called. */
+  apiUrl: string;
+  /** Where the edge reaches the API host (the local listener; may differ from the public URL). */
+  apiUpstream: string;
+  /** The public anon key, sent to the API host in the `apikey` header. */
+  anonKey: string;
+  /** How long one upstream answer serves every surface (REST, MCP, A2A, the page). */
+  statsTtlMs: number;
+  /** Health must be near-live (DESIGN: "never cached for longer than a few seconds"). */
+  healthTtlMs: number;
+  /** Upper bound on one upstream call, so a hung API host turns into "down", not a hung request. */
+  upstreamTimeoutMs: number;
+}
+
+export type EdgeEnv = Record<string, string | undefined>;
+
+function required(env: EdgeEnv, name: string): string {
+  const value = env[name];
+  if (!value) throw new Error(`${name} is not set: the edge needs it (scripts/lib/stack.ts passes it when it starts the edge).`);
+  return value;
+}
+
+function seconds(env: EdgeEnv, name: string, fallback: number): number {
+  const raw = env[name];
+  if (raw === undefined || raw === '') return fallback * 1000;
+  const value = Number(raw);
+  if (!Number.isFinite(value) || value < 0) throw new Error(`${name} must be a number of seconds >= 0, got "${raw}".`);
+  return value * 1000;
+}
+
+const origin = (value: string) => new URL(value).origin;
+
+export function edgeConfigFromEnv(env: EdgeEnv): EdgeConfig {
+  return {
+    siteUrl: origin(required(env, 'SITE_URL')),
+    apiUrl: origin(required(env, 'API_URL')),
+    apiUpstream: origin(required(env, 'EDGE_API_UPSTREAM')),
+    anonKey: required(env, 'ANON_KEY'),
+    statsTtlMs: seconds(env, 'EDGE_STATS_TTL_SECONDS', 5),
+    healthTtlMs: seconds(env, 'EDGE_HEALTH_TTL_SECONDS', 2),
+    upstreamTimeoutMs: seconds(env, 'EDGE_UPSTREAM_TIMEOUT_SECONDS', 3),
+  };
+}

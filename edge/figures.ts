@@ -1,0 +1,43 @@
+// One upstream cache feeds every surface: /api/stats, /api/health, MCP, A2A and the page. The
+// published form (record + attribution + notes), its JSON body and its ETag are built once per
+// upstream answer, not once per request.
+import { SingleFlight } from './cache.ts';
+import type { EdgeConfig } from './config.ts';
+import { strongEtag } from './http.ts';
+import type { PublishedHealth, PublishedStats, StatsRecord } from './records.ts';
+import { SERVICE_NAME, citeSentence, notesFor } from './texts.ts';
+import type { Upstream } from './upstream.ts';
+
+export interface Prepared<T> {
+  value: T;
+  /** The exact JSON body served for it. */
+  body: string;
+  etag: string;
+}
+
+export interface Figures {
+  stats(): Promise<Prepared<PublishedStats>>;
+  health(): Promise<Prepared<PublishedHealth>>;
+}
+
+export function publishStats(record: StatsRecord, cfg: EdgeConfig): PublishedStats {
+  return {
+    ...record,
+    attribution: { name: SERVICE_NAME, url: cfg.siteUrl, cite: citeSentence(cfg) },
+    notes: notesFor(record, cfg),
+  };
+}
+
+async function prepare<T>(value: T): Promise<Prepared<T>> {
+  const body = `${JSON.stringify(value)}\n`;
+  return { value, body, etag: await strongEtag(body) };
+}
+
+export function createFigures(cfg: EdgeConfig, upstream: Upstream): Figures {
+  const stats = new SingleFlight(async () => prepare(publishStats(await upstream.stats(), cfg)), cfg.statsTtlMs);
+  const health = new SingleFlight(async () => {
+    const { record, apiHostReachable } = await upstream.health();
+    return prepare<PublishedHealth>({ ...record, api_host_reachable: apiHostReachable });
+  }, cfg.healthTtlMs);
+  return { stats: () => stats.get(), health: () => health.get() };
+}

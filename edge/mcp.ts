@@ -1,0 +1,69 @@
+// POST /mcp: a read-only MCP server over Streamable HTTP, stateless, JSON responses (alpha).
+// An McpServer binds to one transport and a stateless transport serves one request, so both are
+// built per request (reference/mcp-a2a.md §2, G9); the figures come from the shared cache.
+import { McpServer } from '@modelcontextprotocol/sdk/server/mcp.js';
+import { WebStandardStreamableHTTPServerTransport } from '@modelcontextprotocol/sdk/server/webStandardStreamableHttp.js';
+import type { CallToolResult } from '@modelcontextprotocol/sdk/types.js';
+import type { EdgeConfig } from './config.ts';
+import type { Figures } from './figures.ts';
+import { PublishedHealthSchema, PublishedStatsSchema } from './records.ts';
+import { healthSummary, mcpInstructions, SERVICE_NAME, statsSummary } from './texts.ts';
+
+export const MCP_SERVER_NAME = 'public-stats';
+export const MCP_SERVER_VERSION = '0.1.0-alpha';
+export const STATS_RESOURCE_URI = 'stats://latest';
+
+const READ_ONLY = { readOnlyHint: true, destructiveHint: false, idempotentHint: true, openWorldHint: false } as const;
+
+const unavailable = (): CallToolResult => ({
+  isError: true,
+  content: [{ type: 'text', text: 'The statistics are unavailable right now (the API host or its database did not answer). Call get_health for the status, and retry in a minute.' }],
+});
+
+function buildServer(cfg: EdgeConfig, figures: Figures): McpServer {
+  const server = new McpServer(
+    { name: MCP_SERVER_NAME, title: `${SERVICE_NAME} (alpha)`, version: MCP_SERVER_VERSION, websiteUrl: cfg.siteUrl },
+    { instructions: mcpInstructions(cfg) },
+  );
+  server.registerTool('get_stats', {
+    title: 'Get the public statistics',
+    description:
+      "Nightly gross reward payouts (last 16 settled nights), today's in-progress accrual estimate, market breadth, all-time gross totals, the capital snapshot and the trailing-window returns with trading costs. Gross figures are not profit; cite updated_at.",
+    outputSchema: PublishedStatsSchema,
+    annotations: { title: 'Get the public statistics', ...READ_ONLY },
+  }, async () => {
+    const stats = await figures.stats().catch(() => undefined);
+    if (!stats) return unavailable();
+    return { content: [{ type: 'text', text: statsSummary(stats.value) }], structuredContent: stats.value };
+  });
+  server.registerTool('get_health', {
+    title: 'Get data freshness and writer liveness',
+    description: 'Whether the payout and accrual data are fresh and the writer is alive: status "ok", "degraded" or "down".',
+    outputSchema: PublishedHealthSchema,
+    annotations: { title: 'Get data freshness and writer liveness', ...READ_ONLY },
+  }, async () => {
+    const health = await figures.health();
+    return { content: [{ type: 'text', text: healthSummary(health.value) }], structuredContent: health.value };
+  });
+  server.registerResource('stats-latest', STATS_RESOURCE_URI, {
+    title: 'Latest statistics',
+    description: 'The latest stats record, as GET /api/stats serves it.',
+    mimeType: 'application/json',
+  }, async (uri) => {
+    const stats = await figures.stats();
+    return { contents: [{ uri: uri.href, mimeType: 'application/json', text: stats.body }] };
+  });
+  return server;
+}
+
+export async function handleMcp(request: Request, cfg: EdgeConfig, figures: Figures): Promise<Response> {
+  const server = buildServer(cfg, figures);
+  const transport = new WebStandardStreamableHTTPServerTransport({ sessionIdGenerator: undefined, enableJsonResponse: true });
+  await server.connect(transport);
+  try {
+    return await transport.handleRequest(request);
+  } finally {
+    // JSON mode has the whole answer by now; closing frees the per-request pair at once.
+    void server.close();
+  }
+}

@@ -1,0 +1,162 @@
+// The landing page: server-rendered HTML that reads completely without JavaScript (the only
+// script is the optional WebMCP registration). Inline CSS and SVG, no external assets.
+import type { EdgeConfig } from '../config.ts';
+import type { PublishedHealth, PublishedStats } from '../records.ts';
+import { count, DEMO_NOTICE, money, orNone, percent, RULES, SERVICE_NAME } from '../texts.ts';
+import { nightsChart } from './chart.ts';
+import { esc } from './escape.ts';
+import { DISCOVERY_DOCUMENTS, ENDPOINTS } from './links.ts';
+import { WEBMCP_SCRIPT } from './webmcp.ts';
+
+const CSS = `
+:root{color-scheme:light;--fg:#16202a;--muted:#44515e;--line:#c9d1d9;--accent:#1d5a86;--bg:#fff;--panel:#f4f6f8}
+*{box-sizing:border-box}body{margin:0;font:16px/1.5 system-ui,-apple-system,"Segoe UI",Roboto,sans-serif;color:var(--fg);background:var(--bg)}
+main{max-width:56rem;margin:0 auto;padding:1rem}h1{font-size:1.6rem;margin:.5rem 0}h2{font-size:1.2rem;margin:1.6rem 0 .5rem;border-bottom:1px solid var(--line)}
+a{color:var(--accent)}.lede{color:var(--muted)}
+.demo-banner{border:2px solid #8a5a00;background:#fff1c7;color:#3d2800;padding:.75rem 1rem;border-radius:.4rem;font-weight:600}
+.figures{display:grid;grid-template-columns:repeat(auto-fit,minmax(12rem,1fr));gap:.75rem;margin:0}
+.figures div{background:var(--panel);border-radius:.4rem;padding:.6rem .8rem}.figures dt{color:var(--muted);font-size:.9rem}.figures dd{margin:0;font-size:1.35rem;font-weight:650}
+.figures .note{display:block;font-size:.8rem;font-weight:400;color:var(--muted)}
+.chart{width:100%;height:auto;max-height:16rem}.chart .bar{fill:var(--accent)}.chart .axis{stroke:var(--fg)}.chart .grid{stroke:var(--line);stroke-dasharray:4 4}.chart text{font-size:12px;fill:var(--muted)}
+table{border-collapse:collapse;width:100%}th,td{text-align:left;padding:.25rem .5rem;border-bottom:1px solid var(--line)}td.num,th.num{text-align:right;font-variant-numeric:tabular-nums}
+code{background:var(--panel);padding:0 .2rem;border-radius:.2rem;overflow-wrap:anywhere}footer{margin:2rem 0 1rem;color:var(--muted);font-size:.9rem}
+`;
+
+function figure(label: string, field: string, value: number | null, shown: string, note = ''): string {
+  const data = value === null ? `<span data-field="${field}">${esc(shown)}</span>` : `<data data-field="${field}" value="${value}">${esc(shown)}</data>`;
+  return `<div><dt>${esc(label)}</dt><dd>${data}${note ? `<span class="note">${esc(note)}</span>` : ''}</dd></div>`;
+}
+
+function jsonLd(stats: PublishedStats | undefined, cfg: EdgeConfig): string {
+  const dataset = {
+    '@context': 'https://schema.org',
+    '@type': 'Dataset',
+    name: `${SERVICE_NAME}: liquidity-reward payouts of one market-making account`,
+    description: `Aggregate, read-only statistics of one real production account that earns liquidity rewards by quoting on a prediction market: nightly gross reward payouts, today's accrual estimate, totals, a capital snapshot and trailing-window returns with trading costs. ${RULES.disclaimer}`,
+    url: cfg.siteUrl,
+    isAccessibleForFree: true,
+    creator: { '@type': 'Organization', name: SERVICE_NAME, url: cfg.siteUrl },
+    keywords: ['liquidity rewards', 'market making', 'prediction market', 'payouts', 'USD'],
+    variableMeasured: ['nightly gross reward payout (USD)', 'accrued reward today (USD, estimate)', 'capital at stake (USD)', 'trading costs (USD)', 'gross and net yield over the window (%)'],
+    ...(stats?.updated_at ? { dateModified: stats.updated_at } : {}),
+    ...(stats?.since_date && stats.last_night_date ? { temporalCoverage: `${stats.since_date}/${stats.last_night_date}` } : {}),
+    distribution: [
+      { '@type': 'DataDownload', encodingFormat: 'application/json', contentUrl: `${cfg.siteUrl}/api/stats` },
+      { '@type': 'DataDownload', encodingFormat: 'application/json', contentUrl: `${cfg.siteUrl}/api/health` },
+    ],
+  };
+  // "<" escaped so no value can close the script element.
+  return JSON.stringify(dataset).replace(/</g, '\\u003c');
+}
+
+function statsSections(s: PublishedStats): string {
+  const r = s.returns;
+  const c = s.capital;
+  const rows = s.daily.map((d) => `<tr><td>${esc(d.date)}</td><td class="num">${esc(money(d.usd))}</td></tr>`).join('');
+  return `
+<section aria-labelledby="h-figures"><h2 id="h-figures">Key figures</h2>
+<dl class="figures">
+${figure(`Last night's payout${s.last_night_date ? ` (${s.last_night_date})` : ''}`, 'last_night_usd', s.last_night_usd, money(s.last_night_usd), 'Gross reward income, before trading costs')}
+${figure("Today's accrual (estimate)", 'accrued_today_usd', s.accrued_today_usd, money(s.accrued_today_usd), `Estimate in progress across ${count(s.accrued_today_markets)} markets; settles tonight`)}
+${figure(`Total since ${orNone(s.since_date)}`, 'total_usd', s.total_usd, money(s.total_usd), 'Gross payouts')}
+${figure('Best night', 'best_day_usd', s.best_day_usd, money(s.best_day_usd))}
+${figure('Markets quoted (24 h)', 'markets_quoted_24h', s.markets_quoted_24h, count(s.markets_quoted_24h))}
+${figure('Capital at stake', 'at_stake_usd', c?.at_stake_usd ?? null, money(c?.at_stake_usd), c ? `as of ${c.as_of}` : 'No snapshot yet')}
+</dl>
+<p>Last night's payout <strong>${esc(money(s.last_night_usd))}</strong>${s.last_night_date ? ` settled on <time datetime="${esc(s.last_night_date)}">${esc(s.last_night_date)}</time>` : ''}. ${esc(RULES.accrual_is_estimate)}</p>
+</section>
+
+<section aria-labelledby="h-nights"><h2 id="h-nights">The last ${s.daily.length} nights</h2>
+${nightsChart(s.daily)}
+<table id="nights-table"><caption>Gross reward payout per night (UTC payout date)</caption>
+<thead><tr><th scope="col">Date</th><th scope="col" class="num">Payout</th></tr></thead><tbody>${rows}</tbody></table>
+</section>
+
+<section aria-labelledby="h-returns"><h2 id="h-returns">Returns over ${r.window_days} days${r.from_date ? ` (${esc(r.from_date)} to ${esc(r.to_date)})` : ''}</h2>
+<table><tbody>
+<tr><th scope="row">Rewards</th><td class="num"><data data-field="returns.rewards_usd" value="${r.rewards_usd ?? ''}">${esc(money(r.rewards_usd))}</data></td></tr>
+<tr><th scope="row">Trading costs (unwinding inventory)</th><td class="num"><data data-field="returns.trading_costs_usd" value="${r.trading_costs_usd ?? ''}">${esc(money(r.trading_costs_usd))}</data></td></tr>
+<tr><th scope="row">Net (rewards minus costs)</th><td class="num"><data data-field="returns.net_usd" value="${r.net_usd ?? ''}">${esc(money(r.net_usd))}</data></td></tr>
+<tr><th scope="row">Rewards per dollar of cost</th><td class="num">${r.rewards_vs_costs ?? 'n/a'}</td></tr>
+<tr><th scope="row">Gross yield over the window</th><td class="num">${esc(percent(r.gross_yield_pct))}</td></tr>
+<tr><th scope="row">Net yield over the window</th><td class="num">${esc(percent(r.net_yield_pct))}</td></tr>
+</tbody></table>
+<p>${esc(RULES.no_annualising)}</p>
+</section>
+
+<section aria-labelledby="h-capital"><h2 id="h-capital">Capital</h2>
+${c ? `<table><tbody>
+<tr><th scope="row">Cash</th><td class="num">${esc(money(c.cash_usd))}</td></tr>
+<tr><th scope="row">Inventory (filled positions)</th><td class="num">${esc(money(c.inventory_usd))}</td></tr>
+<tr><th scope="row">At stake (cash plus inventory)</th><td class="num">${esc(money(c.at_stake_usd))}</td></tr>
+<tr><th scope="row">Positions</th><td class="num">${esc(count(c.positions))}</td></tr>
+</tbody></table><p>Snapshot as of <time datetime="${esc(c.as_of)}">${esc(c.as_of)}</time>.</p>` : '<p>No capital snapshot has been recorded yet.</p>'}
+</section>`;
+}
+
+export interface PageInput {
+  stats: PublishedStats | undefined;
+  health: PublishedHealth;
+}
+
+export function renderHtml({ stats, health }: PageInput, cfg: EdgeConfig): string {
+  const demo = stats?.data_source === 'demo';
+  const docs = DISCOVERY_DOCUMENTS.map((d) => `<li><a href="${esc(d.path)}">${esc(d.path)}</a>: ${esc(d.title)}</li>`).join('\n');
+  const endpoints = ENDPOINTS.map((d) => `<li><a href="${esc(d.path)}">${esc(d.path)}</a>: ${esc(d.title)}</li>`).join('\n');
+  return `<!doctype html>
+<html lang="en">
+<head>
+<meta charset="utf-8">
+<meta name="viewport" content="width=device-width, initial-scale=1">
+<title>${esc(SERVICE_NAME)}: public liquidity-reward statistics</title>
+<meta name="description" content="Nightly gross reward payouts, today's accrual estimate, totals, capital and returns of one real liquidity-reward market-making account. Read-only, unaudited, not financial advice.">
+<link rel="alternate" type="text/markdown" href="${esc(cfg.siteUrl)}/index.md">
+<link rel="service-desc" type="application/json" href="${esc(cfg.siteUrl)}/openapi.json">
+<link rel="describedby" type="text/plain" href="${esc(cfg.siteUrl)}/llms.txt">
+<style>${CSS}</style>
+<script type="application/ld+json">${jsonLd(stats, cfg)}</script>
+</head>
+<body>
+<main>
+<header>
+<h1>${esc(SERVICE_NAME)}</h1>
+<p class="lede">Public, read-only figures of one real production account that earns liquidity rewards by quoting on a prediction market. All amounts in USD; all dates UTC.</p>
+${demo ? `<p class="demo-banner" id="demo-banner" role="note">${esc(DEMO_NOTICE)}</p>` : ''}
+</header>
+${stats ? statsSections(stats) : '<section><h2>Figures unavailable</h2><p role="alert">The statistics could not be read right now (the database behind the API host did not answer). This page will show them again once it does; see the freshness report below.</p></section>'}
+
+<section aria-labelledby="h-freshness"><h2 id="h-freshness">Freshness</h2>
+<ul>
+<li>Figures updated at: <span data-field="updated_at">${esc(orNone(stats?.updated_at))}</span></li>
+<li>Health: <strong data-field="health.status">${esc(health.status)}</strong> (checked ${esc(health.checked_at)})${health.data ? `; latest payout ${esc(orNone(health.data.last_payout_date))} (${health.data.fresh ? 'fresh' : 'stale'}), latest accrual ${esc(orNone(health.data.last_accrual_at))} (${health.data.accrual_fresh ? 'fresh' : 'stale'})` : ''}${health.writer ? `; writer ${health.writer.alive ? 'alive' : 'not alive'}` : ''}.</li>
+<li>${esc(RULES.polling)}</li>
+</ul>
+</section>
+
+<section aria-labelledby="h-about"><h2 id="h-about">What these figures are</h2>
+<ul>
+<li>${esc(RULES.disclaimer)}</li>
+<li>${esc(RULES.gross_not_profit)}</li>
+<li>${esc(RULES.dates)}</li>
+<li>Read-only: nothing here trades, moves funds or acts for a caller. Individual positions, orders, wallet addresses and per-market figures are not published, by design.</li>
+</ul>
+<p id="attribution">${esc(stats?.attribution.cite ?? `Attribute "${SERVICE_NAME}" (${cfg.siteUrl}) and include updated_at when you report these figures.`)}</p>
+</section>
+
+<section aria-labelledby="h-agents"><h2 id="h-agents">For programs and agents</h2>
+<p>Use the JSON endpoints rather than this page's HTML. No key is needed on this site; the API host <code>${esc(cfg.apiUrl)}/rest/v1/rpc/landing_stats</code> takes the public key published in <a href="/auth.md">auth.md</a>. Please send a descriptive User-Agent.</p>
+<ul>
+${endpoints}
+</ul>
+<h3>Discovery documents</h3>
+<ul>
+${docs}
+</ul>
+</section>
+<footer>${esc(SERVICE_NAME)} · <a href="/index.md">Markdown version</a> · <a href="/api-docs">API reference</a></footer>
+</main>
+<script>${WEBMCP_SCRIPT}</script>
+</body>
+</html>
+`;
+}

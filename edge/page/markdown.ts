@@ -1,0 +1,66 @@
+// The landing page as Markdown, for agents that ask for text/markdown on `/` (and at /index.md):
+// the same content as the HTML, minus the chart, plus the links an agent needs next.
+import type { EdgeConfig } from '../config.ts';
+import { count, DEMO_NOTICE, money, orNone, percent, RULES, SERVICE_NAME } from '../texts.ts';
+import type { PageInput } from './html.ts';
+import { DISCOVERY_DOCUMENTS, ENDPOINTS } from './links.ts';
+
+export function renderMarkdown({ stats: s, health }: PageInput, cfg: EdgeConfig): string {
+  const out: string[] = [`# ${SERVICE_NAME}`, ''];
+  out.push('Public, read-only figures of one real production account that earns liquidity rewards by quoting on a prediction market. All amounts in USD; all dates UTC.', '');
+  if (s?.data_source === 'demo') out.push(`> **${DEMO_NOTICE}**`, '');
+  if (s) {
+    const r = s.returns;
+    out.push(
+      `Figures updated at: ${orNone(s.updated_at)}`, '',
+      '## Key figures', '',
+      '| Figure | Value |', '|---|---|',
+      `| Last night's payout (${orNone(s.last_night_date)}), gross | ${money(s.last_night_usd)} |`,
+      `| Today's accrual, estimate in progress (${count(s.accrued_today_markets)} markets) | ${money(s.accrued_today_usd)} |`,
+      `| Total gross payouts since ${orNone(s.since_date)} | ${money(s.total_usd)} |`,
+      `| Best night | ${money(s.best_day_usd)} |`,
+      `| Markets quoted in the last 24 h | ${count(s.markets_quoted_24h)} |`,
+      '',
+      `## The last ${s.daily.length} nights`, '',
+      '| Date | Gross payout |', '|---|---:|',
+      ...s.daily.map((d) => `| ${d.date} | ${money(d.usd)} |`),
+      '',
+      `## Returns over ${r.window_days} days${r.from_date ? ` (${r.from_date} to ${r.to_date})` : ''}`, '',
+      `- Rewards: ${money(r.rewards_usd)}`,
+      `- Trading costs (unwinding inventory): ${money(r.trading_costs_usd)}`,
+      `- Net: ${money(r.net_usd)}`,
+      `- Rewards per dollar of cost: ${r.rewards_vs_costs ?? 'n/a'}`,
+      `- Gross yield: ${percent(r.gross_yield_pct)}; net yield: ${percent(r.net_yield_pct)} (over the window only, not annualised)`,
+      '',
+      '## Capital', '',
+      s.capital
+        ? `Cash ${money(s.capital.cash_usd)}, inventory ${money(s.capital.inventory_usd)}, at stake ${money(s.capital.at_stake_usd)}, ${count(s.capital.positions)} positions, as of ${s.capital.as_of}.`
+        : 'No capital snapshot has been recorded yet.',
+      '',
+    );
+  } else {
+    out.push('## Figures unavailable', '', 'The statistics could not be read right now; see the freshness report below.', '');
+  }
+  out.push(
+    '## Freshness', '',
+    `- Health: ${health.status} (checked ${health.checked_at})${health.writer ? `; writer ${health.writer.alive ? 'alive' : 'not alive'}` : ''}`,
+    `- ${RULES.polling}`,
+    '',
+    '## What these figures are', '',
+    `- ${RULES.disclaimer}`,
+    `- ${RULES.gross_not_profit}`,
+    `- ${RULES.accrual_is_estimate}`,
+    `- ${RULES.no_annualising}`,
+    `- ${RULES.dates}`,
+    '',
+    `${s?.attribution.cite ?? `Attribute "${SERVICE_NAME}" (${cfg.siteUrl}) and include updated_at when you report these figures.`}`,
+    '',
+    '## For programs and agents', '',
+    ...ENDPOINTS.map((d) => `- [${d.path}](${cfg.siteUrl}${d.path}): ${d.title}`),
+    '',
+    '### Discovery documents', '',
+    ...DISCOVERY_DOCUMENTS.map((d) => `- [${d.path}](${cfg.siteUrl}${d.path}): ${d.title}`),
+    '',
+  );
+  return out.join('\n');
+}

@@ -1,0 +1,26 @@
+// WebMCP: where the browser offers navigator.modelContext, the page registers the same two
+// read-only tools as /mcp. They call the keyless JSON endpoints of this origin, so the page needs
+// no key and the answers are the ones /api/stats and /api/health give everyone.
+export const WEBMCP_SCRIPT = `(function () {
+  var mc = navigator.modelContext;
+  if (!mc) return;
+  function tool(name, description, path) {
+    return {
+      name: name,
+      description: description,
+      inputSchema: { type: 'object', properties: {} },
+      annotations: { readOnlyHint: true },
+      execute: function () {
+        return fetch(path, { headers: { accept: 'application/json' } })
+          .then(function (r) { return r.text(); })
+          .then(function (text) { return { content: [{ type: 'text', text: text }] }; });
+      }
+    };
+  }
+  var tools = [
+    tool('get_stats', 'Public statistics: nightly gross reward payouts, today\\'s accrual estimate, totals, capital and trailing-window returns. Gross figures are not profit; cite updated_at.', '/api/stats'),
+    tool('get_health', 'Data freshness and writer liveness: status ok, degraded or down.', '/api/health')
+  ];
+  if (typeof mc.registerTool === 'function') tools.forEach(function (t) { mc.registerTool(t); });
+  else if (typeof mc.provideContext === 'function') mc.provideContext({ tools: tools });
+})();`;

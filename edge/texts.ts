@@ -1,0 +1,106 @@
+// Every sentence the edge says about the figures, in one place, so the REST notes, the MCP
+// instructions, the A2A reply, the page and its Markdown cannot drift apart. The rules are
+// SPEC §2.1's semantic rules and §1's disclaimers, in plain words.
+import type { EdgeConfig } from './config.ts';
+import type { HealthRecord, PublishedHealth, PublishedStats, StatsRecord } from './records.ts';
+
+export const SERVICE_NAME = 'Public Stats Service';
+
+export const RULES = {
+  gross_not_profit:
+    'daily, last_night_usd, total_usd and best_day_usd are gross reward income, before the cost of unwinding filled inventory. Do not report them as profit; returns.net_usd is rewards minus trading costs and may be negative.',
+  accrual_is_estimate:
+    "accrued_today_usd is an in-progress estimate of today's reward accrual: it grows through the day and settles tonight. Do not compare it with a settled night's payout.",
+  no_annualising:
+    'returns.gross_yield_pct and returns.net_yield_pct cover returns.window_days only. Do not annualise them.',
+  dates:
+    "All dates are UTC. Each night's payout covers the prior day's activity and settles at 00:00 UTC.",
+  disclaimer:
+    'Aggregate figures of one real production account that earns liquidity rewards by quoting on a prediction market: not a simulation, backtest or projection. Unaudited and published as-is, losing days included. Not a performance guarantee and not financial advice.',
+  polling: 'Poll at most once per minute; once every 5 minutes is recommended. The figures change at most every few minutes.',
+} as const;
+
+export const DEMO_NOTICE =
+  'DEMO DATA: these figures come from the built-in demo dataset, not from the real account. Do not cite them as real results.';
+
+export function citeSentence(cfg: EdgeConfig): string {
+  return `Attribute "${SERVICE_NAME}" (${cfg.siteUrl}) and include updated_at when you report these figures.`;
+}
+
+/** The /api/stats notes object: the rules above, plus the demo notice when it applies. */
+export function notesFor(record: StatsRecord, cfg: EdgeConfig): Record<string, string> {
+  return {
+    ...RULES,
+    attribution: citeSentence(cfg),
+    ...(record.data_source === 'demo' ? { demo_data: DEMO_NOTICE } : {}),
+  };
+}
+
+/** MCP server instructions: read by the model before it calls anything. */
+export function mcpInstructions(cfg: EdgeConfig): string {
+  return [
+    `${SERVICE_NAME} (alpha, read-only): public aggregate statistics of one liquidity-reward market-making account.`,
+    'Tools: get_stats (payouts, accrual, totals, capital, returns) and get_health (data freshness and writer liveness). Resource stats://latest holds the latest stats record.',
+    `Rules for reporting: ${RULES.gross_not_profit} ${RULES.accrual_is_estimate} ${RULES.no_annualising} ${citeSentence(cfg)}`,
+    `If data_source is "demo", say that the figures are demo data. ${RULES.disclaimer}`,
+  ].join('\n');
+}
+
+const usdFormat = new Intl.NumberFormat('en-US', { style: 'currency', currency: 'USD', minimumFractionDigits: 2, maximumFractionDigits: 2 });
+const intFormat = new Intl.NumberFormat('en-US');
+
+/** "$1,234.56", or "n/a" for the SQL's null ("no data", never a made-up zero). */
+export function money(value: number | null | undefined): string {
+  return value === null || value === undefined ? 'n/a' : usdFormat.format(value);
+}
+
+export function count(value: number | null | undefined): string {
+  return value === null || value === undefined ? 'n/a' : intFormat.format(value);
+}
+
+export function percent(value: number | null | undefined): string {
+  return value === null || value === undefined ? 'n/a' : `${value.toFixed(2)}%`;
+}
+
+export function orNone(value: string | null | undefined): string {
+  return value ?? 'none yet';
+}
+
+/** A plain-words summary that respects the rules; used by MCP, A2A and the Markdown page. */
+export function statsSummary(s: PublishedStats): string {
+  const r = s.returns;
+  const lines = [
+    `${SERVICE_NAME} (${s.attribution.url}), figures updated at ${orNone(s.updated_at)}.`,
+    ...(s.data_source === 'demo' ? [DEMO_NOTICE] : []),
+    s.last_night_date
+      ? `Last settled night ${s.last_night_date}: ${money(s.last_night_usd)} gross reward payout (before trading costs, not profit).`
+      : 'No payout has settled yet.',
+    `Today so far: ${money(s.accrued_today_usd)} across ${count(s.accrued_today_markets)} markets, an in-progress estimate that settles tonight (not comparable with a settled night).`,
+    `Gross payouts since ${orNone(s.since_date)}: ${money(s.total_usd)}; best night ${money(s.best_day_usd)} (reward income before trading costs, not profit). Markets quoted in the last 24 h: ${count(s.markets_quoted_24h)}.`,
+    r.to_date
+      ? `Returns over the ${r.window_days}-day window ${r.from_date} to ${r.to_date}: rewards ${money(r.rewards_usd)}, trading costs ${money(r.trading_costs_usd)}, net ${money(r.net_usd)}; gross yield ${percent(r.gross_yield_pct)} and net yield ${percent(r.net_yield_pct)} for those ${r.window_days} days only, not annualised.`
+      : `Returns window: ${r.window_days} days; no payouts yet.`,
+    s.capital
+      ? `Capital at stake ${money(s.capital.at_stake_usd)} (cash ${money(s.capital.cash_usd)}, inventory ${money(s.capital.inventory_usd)}, ${count(s.capital.positions)} positions) as of ${s.capital.as_of}.`
+      : 'No capital snapshot yet.',
+    `Unaudited; not financial advice. ${s.attribution.cite}`,
+  ];
+  return lines.join('\n');
+}
+
+function healthData(h: HealthRecord): string[] {
+  if (!h.data || !h.writer) return [];
+  return [
+    `Latest payout ${orNone(h.data.last_payout_date)} (${h.data.payout_age_days ?? 'n/a'} days old, ${h.data.fresh ? 'fresh' : 'stale'}).`,
+    `Latest accrual ${orNone(h.data.last_accrual_at)} (${h.data.accrual_age_minutes ?? 'n/a'} minutes old, ${h.data.accrual_fresh ? 'fresh' : 'stale'}).`,
+    `Writer ${h.writer.alive ? 'alive' : 'not alive'}; last heartbeat ${orNone(h.writer.last_heartbeat_at)}.`,
+  ];
+}
+
+export function healthSummary(h: PublishedHealth): string {
+  const head =
+    h.status === 'down'
+      ? `${SERVICE_NAME} health at ${h.checked_at}: down. ${h.api_host_reachable ? 'The API host answered but the database behind it did not.' : 'The API host could not be reached.'}`
+      : `${SERVICE_NAME} health at ${h.checked_at}: ${h.status}.`;
+  return [head, ...healthData(h)].join('\n');
+}

@@ -1,0 +1,49 @@
+// The only way figures enter the edge: the two RPCs on the API host, called with the public anon
+// key exactly as any outside client would (DESIGN §1), through postgrest-js.
+import { PostgrestClient } from '@supabase/postgrest-js';
+import type { EdgeConfig } from './config.ts';
+import { HealthRecordSchema, StatsRecordSchema, type HealthRecord, type StatsRecord } from './records.ts';
+
+export class UpstreamError extends Error {
+  constructor(message: string, readonly status: number) {
+    super(message);
+  }
+}
+
+export interface Upstream {
+  /** The landing_stats record; throws UpstreamError when it cannot be had. */
+  stats(): Promise<StatsRecord>;
+  /** The landing_health record, or "down" (never throws: health is reported, not raised). */
+  health(): Promise<{ record: HealthRecord; apiHostReachable: boolean }>;
+}
+
+export function downRecord(now = new Date()): HealthRecord {
+  return { status: 'down', checked_at: now.toISOString().replace(/\.\d{3}Z$/, 'Z'), data: null, writer: null };
+}
+
+export function createUpstream(cfg: EdgeConfig, fetchImpl: typeof fetch = fetch): Upstream {
+  const client = new PostgrestClient(`${cfg.apiUpstream}/rest/v1`, {
+    headers: { apikey: cfg.anonKey, 'user-agent': 'public-stats-edge/1.0' },
+    fetch: fetchImpl,
+  });
+  const call = (fn: 'landing_stats' | 'landing_health') =>
+    client.rpc(fn, {}, { get: true }).abortSignal(AbortSignal.timeout(cfg.upstreamTimeoutMs));
+
+  return {
+    async stats() {
+      const { data, error, status } = await call('landing_stats');
+      if (error) throw new UpstreamError(`landing_stats failed (HTTP ${status}): ${error.message}`, status);
+      const parsed = StatsRecordSchema.safeParse(data);
+      if (!parsed.success) throw new UpstreamError(`landing_stats returned an unexpected shape: ${parsed.error.message}`, status);
+      return parsed.data;
+    },
+    async health() {
+      const { data, error, status } = await call('landing_health');
+      // postgrest-js reports a network failure or timeout as status 0: nothing answered.
+      if (status === 0) return { record: downRecord(), apiHostReachable: false };
+      const parsed = HealthRecordSchema.safeParse(data);
+      if (error || !parsed.success) return { record: downRecord(), apiHostReachable: true };
+      return { record: parsed.data, apiHostReachable: true };
+    },
+  };
+}

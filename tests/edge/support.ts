@@ -1,0 +1,69 @@
+// Helpers for the edge tests: an in-process edge app on a real port, and a counting pass-through
+// proxy (a measuring instrument in front of the real API host, not a stand-in for it).
+import { serve } from '@hono/node-server';
+import http from 'node:http';
+import type { AddressInfo } from 'node:net';
+import { createApp } from '../../edge/app.ts';
+import type { EdgeConfig } from '../../edge/config.ts';
+
+export interface Listening {
+  url: string;
+  close(): Promise<void>;
+}
+
+function closeServer(server: http.Server): Promise<void> {
+  server.closeAllConnections();
+  return new Promise((resolve) => server.close(() => resolve()));
+}
+
+/** The edge app from edge/app.ts, served by @hono/node-server on a free loopback port. */
+export async function serveEdge(cfg: EdgeConfig): Promise<Listening> {
+  const server = await new Promise<http.Server>((resolve) => {
+    const s = serve({ fetch: createApp(cfg).fetch, hostname: '127.0.0.1', port: 0 }, () => resolve(s as http.Server)) as http.Server;
+  });
+  return { url: `http://127.0.0.1:${(server.address() as AddressInfo).port}`, close: () => closeServer(server) };
+}
+
+/** Forwards every request to `target` and counts them per path. */
+export async function countingProxy(target: string): Promise<Listening & { counts: Map<string, number> }> {
+  const counts = new Map<string, number>();
+  const upstream = new URL(target);
+  const server = http.createServer((req, res) => {
+    const pathOnly = (req.url ?? '/').split('?')[0]!;
+    counts.set(pathOnly, (counts.get(pathOnly) ?? 0) + 1);
+    const forward = http.request(
+      { host: upstream.hostname, port: upstream.port, path: req.url, method: req.method, headers: { ...req.headers, host: upstream.host } },
+      (reply) => {
+        res.writeHead(reply.statusCode ?? 502, reply.headers);
+        reply.pipe(res);
+      },
+    );
+    forward.on('error', () => { res.writeHead(502).end(); });
+    req.pipe(forward);
+  });
+  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+  return { url: `http://127.0.0.1:${(server.address() as AddressInfo).port}`, counts, close: () => closeServer(server) };
+}
+
+export function edgeConfig(overrides: Partial<EdgeConfig> & Pick<EdgeConfig, 'apiUpstream' | 'anonKey'>): EdgeConfig {
+  return {
+    siteUrl: 'http://127.0.0.1:8080',
+    apiUrl: overrides.apiUpstream,
+    statsTtlMs: 5000,
+    healthTtlMs: 2000,
+    upstreamTimeoutMs: 3000,
+    ...overrides,
+  };
+}
+
+/** Polls `fn` until it returns a value `accept` takes; returns that value. */
+export async function eventually<T>(fn: () => Promise<T>, accept: (value: T) => boolean, timeoutMs = 30_000): Promise<T> {
+  const deadline = Date.now() + timeoutMs;
+  let last: T | undefined;
+  while (Date.now() < deadline) {
+    last = await fn();
+    if (accept(last)) return last;
+    await new Promise((r) => setTimeout(r, 250));
+  }
+  throw new Error(`condition not met within ${timeoutMs} ms; last value: ${JSON.stringify(last)}`);
+}
