@@ -1,0 +1,297 @@
+// The .well-known documents, robots.txt, sitemap.xml, llms.txt and auth.md on the running site
+// host, checked against the standards (RFC 9727/9264, 9728, 8414, 7638/8037, the agent-skills
+// v0.2.0 draft, the llms.txt proposal, RFC 9309) and the facts SPEC §4.3, §5, §8, §9 state. The
+// expected URLs are written here from the spec, not read from the documents under test.
+import { createHash } from 'node:crypto';
+import { calculateJwkThumbprint } from 'jose';
+import { describe, expect, inject, it } from 'vitest';
+import { API_HOST_DOCUMENTS, SITE_DOCUMENTS } from '../../scripts/site/documents.ts';
+import { essence, get, getJson } from './helpers.ts';
+
+const site = () => inject('stack').siteUrl;
+const api = () => inject('stack').apiUrl;
+const isAbsoluteUrl = (value: unknown) => typeof value === 'string' && /^https?:\/\/[^\s#]+$/.test(value);
+
+describe('every document: media type, GET and HEAD, CORS, validators, caching', () => {
+  for (const doc of [...SITE_DOCUMENTS, ...API_HOST_DOCUMENTS]) {
+    const onApiHost = API_HOST_DOCUMENTS.includes(doc);
+    it(`${onApiHost ? 'API host' : 'site host'} ${doc.path}`, async () => {
+      const url = (onApiHost ? api() : site()) + doc.path;
+      const res = await get(url);
+      expect(res.status).toBe(200);
+      expect(res.headers.get('content-type')).toBe(doc.mediaType);
+      expect(res.headers.get('access-control-allow-origin')).toBe('*');
+      expect(res.headers.get('cache-control')).toBe(doc.cacheControl);
+      const etag = res.headers.get('etag');
+      expect(etag).toMatch(/^(W\/)?".+"$/);
+      expect(Date.parse(res.headers.get('last-modified') ?? '')).not.toBeNaN();
+      const body = await res.text();
+      expect(body.length).toBeGreaterThan(0);
+      expect(body).not.toMatch(/\{\{[A-Z_]+\}\}/);
+
+      const head = await get(url, { method: 'HEAD' });
+      expect(head.status).toBe(200);
+      expect(head.headers.get('content-type')).toBe(doc.mediaType);
+      expect(head.headers.get('etag')).toBe(etag);
+      expect(await head.text()).toBe('');
+
+      const revalidated = await get(url, { headers: { 'if-none-match': etag! } });
+      expect(revalidated.status).toBe(304);
+    });
+  }
+
+  it('unknown /.well-known paths are real, uncached 404s, not HTML', async () => {
+    for (const p of ['/.well-known/nothing-here', '/.well-known/agent-skills/nope/SKILL.md', '/.well-known/mcp/other.json', '/.well-known/oauth-protected-resource/x']) {
+      const res = await get(site() + p);
+      expect(res.status, p).toBe(404);
+      expect(essence(res.headers.get('content-type')), p).not.toBe('text/html');
+      expect(res.headers.get('cache-control'), p).toBe('no-store');
+      expect(res.headers.get('access-control-allow-origin'), p).toBe('*');
+    }
+  });
+});
+
+describe('API catalog (RFC 9727, RFC 9264 §4.2)', () => {
+  it('is a linkset whose relations are arrays of link targets, listing the APIs with their metadata', async () => {
+    const { res, body } = await getJson(`${site()}/.well-known/api-catalog`);
+    expect(essence(res.headers.get('content-type'))).toBe('application/linkset+json');
+    expect(res.headers.get('content-type')).toContain('profile="https://www.rfc-editor.org/info/rfc9727"');
+    expect(Object.keys(body)).toEqual(['linkset']);
+    expect(Array.isArray(body.linkset)).toBe(true);
+    for (const context of body.linkset) {
+      expect(isAbsoluteUrl(context.anchor)).toBe(true);
+      for (const [rel, targets] of Object.entries<any>(context)) {
+        if (rel === 'anchor') continue;
+        expect(Array.isArray(targets), rel).toBe(true);
+        for (const target of targets) expect(typeof target.href, rel).toBe('string');
+      }
+    }
+    const api = body.linkset.find((c: any) => c['service-desc']);
+    expect(api['service-desc'][0].href).toBe(`${site()}/openapi.json`);
+    expect(api['service-doc'][0].href).toBe(`${site()}/api-docs`);
+    expect(api.status[0].href).toBe(`${site()}/api/health`);
+    const hrefs = body.linkset.flatMap((c: any) => Object.values(c).flat().map((t: any) => t.href));
+    for (const endpoint of [`${inject('stack').apiUrl}/rest/v1/rpc/landing_stats`, `${inject('stack').apiUrl}/rest/v1/rpc/landing_health`, `${site()}/api/stats`]) {
+      expect(hrefs).toContain(endpoint);
+    }
+    const anchors = body.linkset.map((c: any) => c.anchor);
+    expect(anchors).toEqual(expect.arrayContaining([`${site()}/mcp`, `${site()}/a2a`]));
+  });
+
+  it('names itself with rel="api-catalog" in a Link header on HEAD and GET', async () => {
+    for (const method of ['HEAD', 'GET']) {
+      const res = await get(`${site()}/.well-known/api-catalog`, { method });
+      const link = res.headers.get('link') ?? '';
+      const match = /<([^>]+)>\s*;\s*rel="?api-catalog"?/.exec(link);
+      expect(match, method).not.toBeNull();
+      expect(new URL(match![1]!, `${site()}/.well-known/api-catalog`).href).toBe(`${site()}/.well-known/api-catalog`);
+    }
+  });
+});
+
+describe('protected-resource metadata (RFC 9728)', () => {
+  it('site host: resource is exactly {base_url}; a bearer key in the header; policy and docs linked', async () => {
+    const { body } = await getJson(`${site()}/.well-known/oauth-protected-resource`);
+    expect(body.resource).toBe(site());
+    expect(body.resource).not.toMatch(/\/$/);
+    expect(body.bearer_methods_supported).toEqual(['header']);
+    expect(body.resource_policy_uri).toBe(`${site()}/auth.md`);
+    expect(body.resource_documentation).toBe(`${site()}/api-docs`);
+    // Zero-element arrays must be omitted (§2); there is no OAuth flow for agents.
+    for (const [key, value] of Object.entries(body)) if (Array.isArray(value)) expect(value.length, key).toBeGreaterThan(0);
+    expect(body.authorization_servers).toBeUndefined();
+  });
+
+  it('API host: resource is exactly {api_url}, the document its 401 challenge points to', async () => {
+    const denied = await get(`${api()}/rest/v1/rpc/landing_stats`);
+    expect(denied.status).toBe(401);
+    const metadataUrl = /resource_metadata="([^"]+)"/.exec(denied.headers.get('www-authenticate') ?? '')?.[1];
+    expect(metadataUrl).toBe(`${api()}/.well-known/oauth-protected-resource`);
+    const { res, body } = await getJson(metadataUrl!);
+    expect(essence(res.headers.get('content-type'))).toBe('application/json');
+    expect(body.resource).toBe(api());
+    // As RFC 9728 clients (e.g. the MCP SDK) accept: same origin, a path prefix of the request URL.
+    expect(`${api()}/rest/v1/rpc/landing_stats`.startsWith(body.resource)).toBe(true);
+    expect(body.bearer_methods_supported).toEqual(['header']);
+    expect(body.resource_policy_uri).toBe(`${site()}/auth.md`);
+  });
+});
+
+describe('authorization-server metadata (RFC 8414), mirroring {api_url}/auth/v1 (SPEC §5.6)', () => {
+  it('has the required members, the password and refresh_token grants, HS256, and no authorization_code', async () => {
+    const { res, body } = await getJson(`${site()}/.well-known/oauth-authorization-server`);
+    expect(essence(res.headers.get('content-type'))).toBe('application/json');
+    const issuer = `${api()}/auth/v1`;
+    expect(body.issuer).toBe(issuer);
+    expect(body.issuer).not.toMatch(/[?#]/);
+    expect(body.token_endpoint).toBe(`${issuer}/token`);
+    expect(body.authorization_endpoint).toBe(`${issuer}/authorize`);
+    expect(body.jwks_uri).toBe(`${issuer}/.well-known/jwks.json`);
+    expect(body.end_session_endpoint).toBe(`${issuer}/logout`);
+    expect([...body.grant_types_supported].sort()).toEqual(['password', 'refresh_token']);
+    expect(Array.isArray(body.response_types_supported) && body.response_types_supported.length > 0).toBe(true);
+    expect(body.response_types_supported).not.toContain('code');
+    expect(JSON.stringify(body)).not.toContain('authorization_code');
+    expect(body.id_token_signing_alg_values_supported).toEqual(['HS256']);
+    expect(body.registration_endpoint).toBeUndefined();
+    for (const [key, value] of Object.entries(body)) {
+      if (Array.isArray(value)) expect(value.length, key).toBeGreaterThan(0);
+      if (key.endsWith('_endpoint') || key.endsWith('_uri')) expect(isAbsoluteUrl(value), key).toBe(true);
+    }
+  });
+});
+
+describe('MCP server card (SEP-2127 core + SEP-1649 members)', () => {
+  it('names the alpha streamable-http endpoint at {base_url}/mcp and its tools', async () => {
+    const { res, body } = await getJson(`${site()}/.well-known/mcp/server-card.json`);
+    expect(essence(res.headers.get('content-type'))).toBe('application/json');
+    expect(body.$schema).toBe('https://static.modelcontextprotocol.io/schemas/v1/server-card.schema.json');
+    expect(body.name).toMatch(/^[a-zA-Z0-9.-]+\/[a-zA-Z0-9._-]+$/);
+    expect(body.name.length).toBeGreaterThanOrEqual(3);
+    expect(typeof body.version).toBe('string');
+    expect(body.version).not.toMatch(/[\^~*<>=|]/);
+    expect(body.description.length).toBeGreaterThanOrEqual(1);
+    expect(body.description.length).toBeLessThanOrEqual(100);
+    expect(body.remotes).toEqual([{ type: 'streamable-http', url: `${site()}/mcp` }]);
+    expect(body.serverInfo).toMatchObject({ name: expect.any(String), version: body.version });
+    expect(body.transport).toEqual({ type: 'streamable-http', endpoint: `${site()}/mcp` });
+    expect(body.capabilities).toHaveProperty('tools');
+    expect(body.authentication).toEqual({ required: false });
+    expect(body.tools.map((t: any) => t.name).sort()).toEqual(['get_health', 'get_stats']);
+    expect(`${body.title} ${body.description}`.toLowerCase()).toContain('alpha');
+  });
+});
+
+describe('agent skills index (Agent Skills Discovery v0.2.0)', () => {
+  it('lists skill-md entries whose digests are the sha256 of the served bytes', async () => {
+    const { res, body } = await getJson(`${site()}/.well-known/agent-skills/index.json`);
+    expect(essence(res.headers.get('content-type'))).toBe('application/json');
+    expect(body.$schema).toBe('https://schemas.agentskills.io/discovery/0.2.0/schema.json');
+    expect(body.skills.length).toBeGreaterThan(0);
+    for (const skill of body.skills) {
+      expect(skill.name).toMatch(/^[a-z0-9]+(-[a-z0-9]+)*$/);
+      expect(skill.name.length).toBeLessThanOrEqual(64);
+      expect(skill.type).toBe('skill-md');
+      expect(skill.description.length).toBeLessThanOrEqual(1024);
+      expect(skill.digest).toMatch(/^sha256:[0-9a-f]{64}$/);
+      const url = new URL(skill.url, `${site()}/.well-known/agent-skills/index.json`).href;
+      expect(url).toBe(`${site()}/.well-known/agent-skills/${skill.name}/SKILL.md`);
+      const file = await get(url);
+      expect(file.status).toBe(200);
+      expect(essence(file.headers.get('content-type'))).toBe('text/markdown');
+      const bytes = Buffer.from(await file.arrayBuffer());
+      expect(`sha256:${createHash('sha256').update(bytes).digest('hex')}`).toBe(skill.digest);
+      const frontMatter = /^---\n([\s\S]*?)\n---\n/.exec(bytes.toString('utf8'))?.[1] ?? '';
+      expect(frontMatter).toMatch(new RegExp(`^name: ${skill.name}$`, 'm'));
+      expect(/^description: (.+)$/m.exec(frontMatter)?.[1]).toBe(skill.description);
+    }
+  });
+});
+
+describe('HTTP message signatures directory', () => {
+  it('is an Ed25519 JWKS of public keys whose kid is the RFC 7638 thumbprint', async () => {
+    const { res, body } = await getJson(`${site()}/.well-known/http-message-signatures-directory`);
+    expect(res.headers.get('content-type')).toBe('application/http-message-signatures-directory+json');
+    expect(body.keys.length).toBeGreaterThan(0);
+    for (const key of body.keys) {
+      expect(key).toMatchObject({ kty: 'OKP', crv: 'Ed25519' });
+      expect(key.d).toBeUndefined();
+      expect(Object.keys(key).filter((k) => !['kty', 'crv', 'x', 'kid', 'use', 'nbf', 'exp'].includes(k))).toEqual([]);
+      expect(Buffer.from(key.x, 'base64url')).toHaveLength(32);
+      expect(key.kid).toBe(await calculateJwkThumbprint({ kty: key.kty, crv: key.crv, x: key.x }, 'sha256'));
+    }
+  });
+
+  it('the thumbprint computation matches the RFC 8037 test vector', async () => {
+    // RFC 8037 Appendix A.3, as an independent check on the function the test relies on.
+    expect(await calculateJwkThumbprint({ kty: 'OKP', crv: 'Ed25519', x: '11qYAYKxCrfVS_7TyWQHOg7hcvPapiMlrwIaaPcHURo' }, 'sha256'))
+      .toBe('kPrK_qmxVWaYVA9wwBF6Iuo3vVzz7TxHCTwXBygrS4k');
+  });
+});
+
+describe('robots.txt and sitemap.xml', () => {
+  it('robots.txt: a wildcard group and a named AI-crawler group, each with the same Content-Signal and Allow: /, and the sitemap', async () => {
+    const res = await get(`${site()}/robots.txt`);
+    expect(essence(res.headers.get('content-type'))).toBe('text/plain');
+    const lines = (await res.text()).split('\n').map((l) => l.replace(/#.*/, '').trim()).filter(Boolean);
+    // RFC 9309 groups: consecutive user-agent lines start a group; rules follow.
+    const groups: { agents: string[]; rules: string[] }[] = [];
+    for (const line of lines) {
+      const [field, ...rest] = line.split(':');
+      const key = field!.trim().toLowerCase();
+      const value = rest.join(':').trim();
+      if (key === 'user-agent') {
+        const last = groups.at(-1);
+        if (last && last.rules.length === 0) last.agents.push(value.toLowerCase());
+        else groups.push({ agents: [value.toLowerCase()], rules: [] });
+      } else if (key !== 'sitemap') {
+        groups.at(-1)!.rules.push(`${key}: ${value}`);
+      }
+    }
+    expect(groups.map((g) => g.agents[0])).toContain('*');
+    const aiGroup = groups.find((g) => g.agents.includes('gptbot'));
+    expect(aiGroup?.agents).toEqual(expect.arrayContaining(['gptbot', 'chatgpt-user', 'oai-searchbot', 'claudebot', 'claude-web', 'anthropic-ai',
+      'google-extended', 'perplexitybot', 'ccbot', 'applebot-extended', 'bytespider', 'cohere-ai', 'amazonbot', 'meta-externalagent', 'facebookbot', 'diffbot']));
+    const signals = groups.map((g) => g.rules.find((r) => r.startsWith('content-signal:')));
+    expect(signals.every((s) => s !== undefined)).toBe(true);
+    expect(new Set(signals).size).toBe(1);
+    expect(signals[0]).toMatch(/^content-signal: (search|ai-input|ai-train)=(yes|no)(, (search|ai-input|ai-train)=(yes|no))*$/);
+    for (const g of groups) expect(g.rules).toContain('allow: /');
+    expect(lines).toContain(`Sitemap: ${site()}/sitemap.xml`);
+  });
+
+  it('sitemap.xml: a urlset of the page and the documents', async () => {
+    const res = await get(`${site()}/sitemap.xml`);
+    expect(essence(res.headers.get('content-type'))).toBe('application/xml');
+    const xml = await res.text();
+    expect(xml).toMatch(/^<\?xml version="1.0" encoding="UTF-8"\?>\s*<urlset xmlns="http:\/\/www.sitemaps.org\/schemas\/sitemap\/0.9">/);
+    const locs = [...xml.matchAll(/<loc>([^<]+)<\/loc>/g)].map((m) => m[1]);
+    expect(locs).toEqual(expect.arrayContaining([`${site()}/`, `${site()}/api-docs`, `${site()}/auth.md`, `${site()}/llms.txt`]));
+    for (const m of xml.matchAll(/<lastmod>([^<]+)<\/lastmod>/g)) expect(m[1]).toMatch(/^\d{4}-\d{2}-\d{2}$/);
+  });
+});
+
+describe('llms.txt (llmstxt.org structure)', () => {
+  it('H1, a blockquote summary, no other headings before the H2 link sections, and an Optional section', async () => {
+    const text = await (await get(`${site()}/llms.txt`)).text();
+    const lines = text.split('\n');
+    expect(lines[0]).toMatch(/^# \S/);
+    expect(lines.filter((l) => /^# /.test(l))).toHaveLength(1);
+    expect(lines.find((l) => l.trim() !== '' && !l.startsWith('# '))).toMatch(/^> \S/);
+    const headings = lines.filter((l) => /^#{1,6} /.test(l)).slice(1);
+    expect(headings.every((h) => /^## \S/.test(h))).toBe(true);
+    expect(headings.at(-1)).toBe('## Optional');
+    const firstSection = lines.findIndex((l) => l.startsWith('## '));
+    const listItems = lines.slice(firstSection).filter((l) => l.startsWith('- '));
+    expect(listItems.length).toBeGreaterThan(5);
+    for (const item of listItems) expect(item).toMatch(/^- \[[^\]]+\]\(https?:\/\/[^)\s]+\)(: .+)?$/);
+    expect(text).toContain(`${site()}/auth.md`);
+    expect(text).toContain(`${site()}/openapi.json`);
+  });
+});
+
+describe('auth.md (SPEC §5, §8, §9)', () => {
+  it('states the policy in plain words with the current key', async () => {
+    const { anonKey } = inject('stack');
+    const res = await get(`${site()}/auth.md`);
+    expect(essence(res.headers.get('content-type'))).toBe('text/markdown');
+    const text = await res.text();
+    expect(text.split('\n')[0]).toMatch(/^# .*auth\.md/);
+    expect(text).toContain(anonKey);
+    expect(text).toContain(`apikey: ${anonKey}`);
+    expect(text).toContain(`Authorization: Bearer ${anonKey}`);
+    expect(text).toMatch(/No registration/i);
+    expect(text).toMatch(/at most once per minute/i);
+    expect(text).toMatch(/every 5 minutes is recommended/i);
+    expect(text).toMatch(/User-Agent/);
+    expect(text).toMatch(/401/);
+    expect(text).toMatch(/Re-read this document/i);
+    expect(text).toMatch(/human contact/i);
+    expect(text).toMatch(/^Last updated: \d{4}-\d{2}-\d{2}\./m);
+    expect(text).toMatch(/re-fetch/i);
+    expect(text).toMatch(/registration: deliberately absent/i);
+    expect(text).toContain(`${api()}/rest/v1/rpc/landing_stats`);
+    expect(text).toContain(`${api()}/auth/v1`);
+    expect(text).toMatch(/not yet signed/);
+  });
+});
