@@ -1,0 +1,143 @@
+// Link checker: follows every URL in every discovery document and in llms.txt on the running stack,
+// as an agent would (the public key on the API host, POST for the JSON-RPC endpoints), and expects
+// 2xx with the media type the link or the document table promises. What it cannot follow, and
+// why, is listed in the test output (and asserted to be only what is expected to be unfollowable).
+import { afterAll, describe, expect, inject, it } from 'vitest';
+import { SITE_DOCUMENTS } from '../../scripts/site/documents.ts';
+import { essence, get } from './helpers.ts';
+
+/** Documents whose links are checked; the agent card is the edge server's (issue 4). */
+const SOURCES = ['/openapi.json', '/.well-known/api-catalog', '/.well-known/oauth-protected-resource', '/.well-known/oauth-authorization-server',
+  '/.well-known/mcp/server-card.json', '/.well-known/agent-skills/index.json', '/.well-known/http-message-signatures-directory',
+  '/llms.txt', '/auth.md', '/robots.txt', '/sitemap.xml', '/.well-known/agent-card.json'];
+
+/** Routes of the edge server and the media type each answers with. */
+const EDGE_ROUTES: Record<string, string> = {
+  '/': 'text/html',
+  '/index.md': 'text/markdown',
+  '/api/stats': 'application/json',
+  '/api/health': 'application/json',
+  '/.well-known/agent-card.json': 'application/json',
+};
+
+interface Link { url: string; sources: Set<string>; typeHint?: string; anchorOnly: boolean }
+
+const links = new Map<string, Link>();
+const skipped: string[] = [];
+const checked: string[] = [];
+
+function add(url: string, source: string, typeHint?: string, anchor = false) {
+  const link = links.get(url) ?? { url, sources: new Set(), anchorOnly: true };
+  link.sources.add(source);
+  if (!anchor) link.anchorOnly = false;
+  if (typeHint) link.typeHint = typeHint;
+  links.set(url, link);
+}
+
+function collectJson(value: unknown, source: string, key = '', parent?: Record<string, unknown>) {
+  if (typeof value === 'string') {
+    for (const url of value.match(/https?:\/\/[^\s"'`<>)\]]+/g) ?? []) {
+      add(url.replace(/[.,;:]+$/, ''), source, key === 'href' && typeof parent?.type === 'string' ? parent.type : undefined, key === 'anchor');
+    }
+  } else if (Array.isArray(value)) {
+    for (const item of value) collectJson(item, source, key, parent);
+  } else if (value && typeof value === 'object') {
+    for (const [k, v] of Object.entries(value)) collectJson(v, source, k, value as Record<string, unknown>);
+  }
+}
+
+function collectText(text: string, source: string) {
+  for (const url of text.match(/https?:\/\/[^\s"'`<>)\]]+/g) ?? []) add(url.replace(/[.,;:]+$/, ''), source);
+}
+
+async function check(link: Link, siteUrl: string, apiUrl: string, anonKey: string): Promise<void> {
+  const url = new URL(link.url);
+  const from = [...link.sources].join(', ');
+  if (url.origin !== siteUrl && url.origin !== apiUrl) {
+    // Schema and profile identifiers of the standards ($schema, the linkset profile, sitemap xmlns):
+    // names, not resources of this service; the test machine has no outside network.
+    skipped.push(`${link.url} (outside identifier, in ${from})`);
+    return;
+  }
+  if (link.anchorOnly) {
+    skipped.push(`${link.url} (a linkset anchor: a context identifier, not a link, in ${from})`);
+    return;
+  }
+  if (url.origin === apiUrl && url.pathname.startsWith('/auth/v1')) {
+    skipped.push(`${link.url} (operator login server: not run locally, DESIGN §2; in ${from})`);
+    return;
+  }
+  if (url.origin === apiUrl && url.pathname === '/') {
+    skipped.push(`${link.url} (the API host's base URL, not a resource; in ${from})`);
+    return;
+  }
+  let res: Response;
+  let expected: string | undefined;
+  const doc = SITE_DOCUMENTS.find((d) => url.origin === siteUrl && d.path === url.pathname);
+  if (url.origin === apiUrl) {
+    res = await get(link.url, { headers: { apikey: anonKey } });
+    expected = 'application/json';
+  } else if (url.pathname === '/mcp') {
+    res = await get(link.url, {
+      method: 'POST',
+      headers: { 'content-type': 'application/json', accept: 'application/json, text/event-stream' },
+      body: JSON.stringify({ jsonrpc: '2.0', id: 1, method: 'tools/list', params: {} }),
+    });
+    expected = essence(res.headers.get('content-type')) === 'text/event-stream' ? 'text/event-stream' : 'application/json';
+  } else if (url.pathname === '/a2a') {
+    res = await get(link.url, {
+      method: 'POST',
+      headers: { 'content-type': 'application/json' },
+      body: JSON.stringify({ jsonrpc: '2.0', id: 1, method: 'message/send', params: { message: { kind: 'message', role: 'user', messageId: 'link-check', parts: [{ kind: 'text', text: 'health' }] } } }),
+    });
+    expected = 'application/json';
+  } else {
+    res = await get(link.url);
+    expected = doc ? essence(doc.mediaType)
+      : url.pathname.endsWith('/SKILL.md') ? 'text/markdown'
+      : EDGE_ROUTES[url.pathname];
+  }
+  if ((res.status === 404 || res.status === 502 || res.status === 503) && url.origin === siteUrl && !doc && (url.pathname in EDGE_ROUTES || ['/mcp', '/a2a'].includes(url.pathname))) {
+    skipped.push(`${link.url} (edge route not served yet: HTTP ${res.status}; in ${from})`);
+    return;
+  }
+  expect(res.status, `${link.url} (in ${from})`).toBeGreaterThanOrEqual(200);
+  expect(res.status, `${link.url} (in ${from})`).toBeLessThan(300);
+  const type = essence(res.headers.get('content-type'));
+  expect(expected, `${link.url}: no expected media type known`).toBeDefined();
+  expect(type, `${link.url} (in ${from})`).toBe(expected);
+  if (link.typeHint) expect(type, `${link.url}: type hint in ${from}`).toBe(essence(link.typeHint));
+  checked.push(`${link.url} -> ${res.status} ${type}`);
+}
+
+describe('link checker', () => {
+  afterAll(() => {
+    console.info(`Link checker: ${checked.length} followed:\n  ${checked.join('\n  ')}\n${skipped.length} not followed:\n  ${skipped.join('\n  ')}`);
+  });
+
+  it('every URL in every discovery document and llms.txt answers 2xx with the expected media type', async () => {
+    const { siteUrl, apiUrl, anonKey } = inject('stack');
+    collectJson(JSON.parse(await (await get(`${apiUrl}/.well-known/oauth-protected-resource`)).text()), 'API host PRM');
+    for (const p of SOURCES) {
+      const res = await get(siteUrl + p);
+      if (p === '/.well-known/agent-card.json' && res.status !== 200) {
+        skipped.push(`${siteUrl}${p} itself (edge server not serving it: HTTP ${res.status})`);
+        continue;
+      }
+      expect(res.status, p).toBe(200);
+      const text = await res.text();
+      if (essence(res.headers.get('content-type')).endsWith('json')) collectJson(JSON.parse(text), p);
+      else collectText(text, p);
+    }
+    // The documents themselves are links too (from the sitemap, llms.txt, the catalog).
+    expect(links.size).toBeGreaterThan(20);
+    for (const link of links.values()) await check(link, siteUrl, apiUrl, anonKey);
+    expect(checked.length).toBeGreaterThan(20);
+    // Only the expected kinds of URL go unfollowed.
+    for (const reason of skipped) {
+      expect(reason).toMatch(/outside identifier|linkset anchor|operator login server|API host's base URL|edge route not served|edge server not serving/);
+    }
+    // Every document this repo renders was reached by some link (robots.txt is found by convention).
+    for (const doc of SITE_DOCUMENTS.filter((d) => d.path !== '/robots.txt')) expect(checked.some((c) => c.startsWith(`${siteUrl}${doc.path} `)), doc.path).toBe(true);
+  });
+});
