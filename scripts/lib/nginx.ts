@@ -42,7 +42,7 @@ export function nginxVars(cfg: Config, prefix: string): Record<string, string> {
     API_MICROCACHE_SECONDS: process.env.API_MICROCACHE_SECONDS || '5',
     // "off" only for the benchmark's uncached path
     API_PROXY_CACHE: process.env.API_PROXY_CACHE || 'api_micro',
-    ANON_KEY_REGEX: cfg.ANON_KEY.replace(/[^A-Za-z0-9_-]/g, (c) => `\\${c}`),
+    ANON_KEY: cfg.ANON_KEY,
     PUBLIC_API_URL: cfg.apiUrl,
     PUBLIC_SITE_URL: cfg.siteUrl,
     ...siteHostVars(cfg),
