@@ -20,6 +20,15 @@ export const RULES = {
   polling: 'Poll at most once per minute; once every 5 minutes is recommended. The figures change at most every few minutes.',
 } as const;
 
+/** The same rules for people reading the page: no field names. */
+export const RULES_FOR_PEOPLE = {
+  gross_not_profit:
+    'Nightly payouts, the total and the best night are gross reward income, before the cost of unwinding filled inventory: they are not profit. The net figure of the returns window subtracts those costs and may be negative.',
+  accrual_is_estimate:
+    "Today's accrual is an estimate in progress: it grows through the day and settles tonight, so it is not comparable with a settled night.",
+  no_annualising: (days: number) => `The yields cover these ${days} days only; do not annualise them.`,
+} as const;
+
 export const DEMO_NOTICE =
   'DEMO DATA: these figures come from the built-in demo dataset, not from the real account. Do not cite them as real results.';
 

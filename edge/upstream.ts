@@ -25,6 +25,9 @@ export function createUpstream(cfg: EdgeConfig, fetchImpl: typeof fetch = fetch)
   const client = new PostgrestClient(`${cfg.apiUpstream}/rest/v1`, {
     headers: { apikey: cfg.anonKey, 'user-agent': 'public-stats-edge/1.0' },
     fetch: fetchImpl,
+    // postgrest-js retries GETs by default, honouring Retry-After (the API host sends 30 s on a 503):
+    // a caller would wait that long. The edge answers at once and its cache asks again soon.
+    retry: false,
   });
   const call = (fn: 'landing_stats' | 'landing_health') =>
     client.rpc(fn, {}, { get: true }).abortSignal(AbortSignal.timeout(cfg.upstreamTimeoutMs));

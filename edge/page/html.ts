@@ -2,7 +2,7 @@
 // script is the optional WebMCP registration). Inline CSS and SVG, no external assets.
 import type { EdgeConfig } from '../config.ts';
 import type { PublishedHealth, PublishedStats } from '../records.ts';
-import { count, DEMO_NOTICE, money, orNone, percent, RULES, SERVICE_NAME } from '../texts.ts';
+import { count, DEMO_NOTICE, money, orNone, percent, RULES, RULES_FOR_PEOPLE, SERVICE_NAME } from '../texts.ts';
 import { nightsChart } from './chart.ts';
 import { esc } from './escape.ts';
 import { DISCOVERY_DOCUMENTS, ENDPOINTS } from './links.ts';
@@ -63,7 +63,7 @@ ${figure('Best night', 'best_day_usd', s.best_day_usd, money(s.best_day_usd))}
 ${figure('Markets quoted (24 h)', 'markets_quoted_24h', s.markets_quoted_24h, count(s.markets_quoted_24h))}
 ${figure('Capital at stake', 'at_stake_usd', c?.at_stake_usd ?? null, money(c?.at_stake_usd), c ? `as of ${c.as_of}` : 'No snapshot yet')}
 </dl>
-<p>Last night's payout <strong>${esc(money(s.last_night_usd))}</strong>${s.last_night_date ? ` settled on <time datetime="${esc(s.last_night_date)}">${esc(s.last_night_date)}</time>` : ''}. ${esc(RULES.accrual_is_estimate)}</p>
+<p>Last night's payout <strong>${esc(money(s.last_night_usd))}</strong>${s.last_night_date ? ` settled on <time datetime="${esc(s.last_night_date)}">${esc(s.last_night_date)}</time>` : ''}. ${esc(RULES_FOR_PEOPLE.accrual_is_estimate)}</p>
 </section>
 
 <section aria-labelledby="h-nights"><h2 id="h-nights">The last ${s.daily.length} nights</h2>
@@ -81,7 +81,7 @@ ${nightsChart(s.daily)}
 <tr><th scope="row">Gross yield over the window</th><td class="num">${esc(percent(r.gross_yield_pct))}</td></tr>
 <tr><th scope="row">Net yield over the window</th><td class="num">${esc(percent(r.net_yield_pct))}</td></tr>
 </tbody></table>
-<p>${esc(RULES.no_annualising)}</p>
+<p>${esc(RULES_FOR_PEOPLE.no_annualising(r.window_days))}</p>
 </section>
 
 <section aria-labelledby="h-capital"><h2 id="h-capital">Capital</h2>
@@ -136,7 +136,7 @@ ${stats ? statsSections(stats) : '<section><h2>Figures unavailable</h2><p role="
 <section aria-labelledby="h-about"><h2 id="h-about">What these figures are</h2>
 <ul>
 <li>${esc(RULES.disclaimer)}</li>
-<li>${esc(RULES.gross_not_profit)}</li>
+<li>${esc(RULES_FOR_PEOPLE.gross_not_profit)}</li>
 <li>${esc(RULES.dates)}</li>
 <li>Read-only: nothing here trades, moves funds or acts for a caller. Individual positions, orders, wallet addresses and per-market figures are not published, by design.</li>
 </ul>

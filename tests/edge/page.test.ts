@@ -1,0 +1,153 @@
+// The landing page in headless Chromium (Debian's chromium driven by playwright-core), on two
+// private stacks: one with the demo dataset, one with real-looking imported rows. The page must
+// read without JavaScript, show the figures /api/stats serves, chart every night, and carry the
+// demo banner only for demo data. Screenshots go to test-output/edge/ for review.
+import { mkdirSync } from 'node:fs';
+import path from 'node:path';
+import pg from 'pg';
+import { chromium, type Browser, type Page } from 'playwright-core';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { ROOT_DIR } from '../../scripts/lib/config.ts';
+import { startTestStack, type TestStack } from '../support/stack.ts';
+
+const OUT_DIR = path.join(ROOT_DIR, 'test-output', 'edge');
+const DISCOVERY = [
+  '/openapi.json', '/.well-known/api-catalog', '/.well-known/oauth-protected-resource', '/.well-known/oauth-authorization-server',
+  '/.well-known/agent-card.json', '/.well-known/mcp/server-card.json', '/.well-known/agent-skills/index.json',
+  '/.well-known/http-message-signatures-directory', '/llms.txt', '/auth.md', '/api-docs',
+];
+
+/** 20 settled nights of non-demo rows, as an import would leave them. */
+async function importRealLookingData(adminUrl: string): Promise<void> {
+  const client = new pg.Client({ connectionString: adminUrl });
+  await client.connect();
+  try {
+    await client.query(`
+      insert into stats.payout (date, usd, is_demo)
+        select (now() at time zone 'utc')::date - i, 30 + (i * 7 % 23) + 0.125, false from generate_series(0, 19) i;
+      insert into stats.trading_cost (date, usd, is_demo)
+        select (now() at time zone 'utc')::date - i, 4 + (i % 5), false from generate_series(0, 19) i;
+      insert into stats.capital (observed_at, cash_usd, inventory_usd, positions, is_demo)
+        values (now() - interval '2 minutes', 5000.5, 1234.25, 12, false);
+      insert into stats.accrual (observed_at, usd, markets, is_demo) values (now() - interval '1 minute', 12.34, 17, false);
+      insert into stats.breadth (observed_at, markets_quoted_24h, is_demo) values (now() - interval '1 minute', 29, false);
+      insert into stats.heartbeat (at, is_demo) values (now(), false);
+      update stats.settings set data_source = 'import';`);
+  } finally {
+    await client.end();
+  }
+}
+
+const usd = (n: number) => `$${n.toLocaleString('en-US', { minimumFractionDigits: 2, maximumFractionDigits: 2 })}`;
+
+let browser: Browser;
+let demo: TestStack;
+let imported: TestStack;
+
+beforeAll(async () => {
+  mkdirSync(OUT_DIR, { recursive: true });
+  [demo, imported, browser] = await Promise.all([
+    startTestStack({ seedDemo: true }),
+    startTestStack().then(async (s) => { await importRealLookingData(s.db.adminUrl); return s; }),
+    chromium.launch({
+      executablePath: '/usr/bin/chromium',
+      args: ['--headless', '--no-sandbox', '--disable-gpu', '--disable-background-networking', '--disable-component-update', '--disable-sync', '--no-first-run'],
+    }),
+  ]);
+}, 120_000);
+
+afterAll(async () => {
+  await browser?.close();
+  await Promise.all([demo?.destroy(), imported?.destroy()]);
+});
+
+async function openWithoutJs(siteUrl: string): Promise<{ page: Page; requested: string[]; close(): Promise<void> }> {
+  const context = await browser.newContext({ javaScriptEnabled: false, viewport: { width: 1000, height: 900 } });
+  const page = await context.newPage();
+  const requested: string[] = [];
+  page.on('request', (req) => requested.push(req.url()));
+  const res = await page.goto(siteUrl);
+  expect(res?.status()).toBe(200);
+  return { page, requested, close: () => context.close() };
+}
+
+for (const kind of ['demo', 'import'] as const) {
+  describe(`the landing page with ${kind} data`, () => {
+    const stack = () => (kind === 'demo' ? demo : imported);
+
+    it('shows the figures /api/stats serves, 16 bars for 16 nights, and the banner only for demo data', async () => {
+      const siteUrl = stack().cfg.siteUrl;
+      const stats = await (await fetch(`${siteUrl}/api/stats`)).json();
+      expect(stats.data_source).toBe(kind);
+      expect(stats.daily).toHaveLength(16);
+      const { page, requested, close } = await openWithoutJs(siteUrl);
+      try {
+        // No external assets: everything the page loads comes from the site itself.
+        expect(requested.every((url) => url.startsWith(siteUrl))).toBe(true);
+
+        const values: [string, number | null][] = [
+          ['last_night_usd', stats.last_night_usd], ['accrued_today_usd', stats.accrued_today_usd], ['total_usd', stats.total_usd],
+          ['best_day_usd', stats.best_day_usd], ['at_stake_usd', stats.capital.at_stake_usd],
+          ['returns.rewards_usd', stats.returns.rewards_usd], ['returns.trading_costs_usd', stats.returns.trading_costs_usd], ['returns.net_usd', stats.returns.net_usd],
+        ];
+        for (const [field, value] of values) {
+          const el = page.locator(`data[data-field="${field}"]`);
+          expect(Number(await el.getAttribute('value')), field).toBe(value);
+          expect((await el.textContent())?.trim(), field).toBe(usd(value!));
+        }
+        expect(await page.locator('data[data-field="markets_quoted_24h"]').getAttribute('value')).toBe(String(stats.markets_quoted_24h));
+        expect(await page.locator('[data-field="updated_at"]').textContent()).toBe(stats.updated_at);
+        const body = await page.locator('body').innerText();
+        expect(body).toContain(`Last night's payout (${stats.last_night_date})`);
+        expect(body).toMatch(/Today's accrual \(estimate\)/i);
+        expect(body).toMatch(/not financial advice/);
+
+        const bars = page.locator('svg.chart rect.bar');
+        expect(await bars.count()).toBe(16);
+        expect(await bars.evaluateAll((els) => els.map((e) => e.getAttribute('data-date')))).toEqual(stats.daily.map((d: { date: string }) => d.date));
+        expect(await page.locator('#nights-table tbody tr').count()).toBe(16);
+
+        expect(await page.locator('#demo-banner').count()).toBe(kind === 'demo' ? 1 : 0);
+        if (kind === 'demo') expect(await page.locator('#demo-banner').isVisible()).toBe(true);
+
+        for (const href of DISCOVERY) expect(await page.locator(`a[href="${href}"]`).count(), href).toBeGreaterThanOrEqual(1);
+        expect(await page.locator('h1').count()).toBe(1);
+        expect(await page.locator('html').getAttribute('lang')).toBe('en');
+
+        const ld = JSON.parse((await page.locator('script[type="application/ld+json"]').textContent())!);
+        expect(ld).toMatchObject({ '@context': 'https://schema.org', '@type': 'Dataset', dateModified: stats.updated_at, url: siteUrl });
+
+        await page.screenshot({ path: path.join(OUT_DIR, `landing-${kind}.png`), fullPage: true });
+      } finally {
+        await close();
+      }
+    });
+  });
+}
+
+describe('WebMCP on the page', () => {
+  it('registers get_stats and get_health when navigator.modelContext exists, and they answer', async () => {
+    const siteUrl = imported.cfg.siteUrl;
+    const context = await browser.newContext();
+    try {
+      // The browser's side of WebMCP: collect what the page registers.
+      await context.addInitScript(() => {
+        const tools: unknown[] = [];
+        Object.assign(window, { __webmcpTools: tools });
+        Object.defineProperty(navigator, 'modelContext', { value: { registerTool: (tool: unknown) => tools.push(tool) } });
+      });
+      const page = await context.newPage();
+      await page.goto(siteUrl);
+      const names = await page.evaluate(() => (window as unknown as { __webmcpTools: { name: string }[] }).__webmcpTools.map((t) => t.name));
+      expect(names).toEqual(['get_stats', 'get_health']);
+      const text = await page.evaluate(async () => {
+        const tool = (window as unknown as { __webmcpTools: { name: string; annotations: { readOnlyHint: boolean }; execute(): Promise<{ content: { text: string }[] }> }[] }).__webmcpTools[0]!;
+        if (!tool.annotations.readOnlyHint) throw new Error('not read-only');
+        return (await tool.execute()).content[0]!.text;
+      });
+      expect(JSON.parse(text)).toEqual(await (await fetch(`${siteUrl}/api/stats`)).json());
+    } finally {
+      await context.close();
+    }
+  });
+});
