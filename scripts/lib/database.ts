@@ -92,7 +92,8 @@ export async function migrate(adminUrl: string, log: Log, dir = MIGRATIONS_DIR):
   }
 }
 
-async function setLoginPasswords(adminUrl: string, cfg: Config): Promise<void> {
+/** Gives the login roles their passwords (secrets stay out of the migrations). */
+export async function setLoginPasswords(adminUrl: string, cfg: Pick<Config, 'AUTHENTICATOR_PASSWORD' | 'WRITER_DB_PASSWORD'>): Promise<void> {
   const client = new pg.Client({ connectionString: adminUrl });
   await client.connect();
   try {

@@ -1,0 +1,105 @@
+// `npm run backup -- dump <file>` · `restore <file> [--database-url URL]` · `schedule <dir>`
+// A backup is a data-only pg_dump (custom format) of the `stats` schema: the schema itself comes from
+// the migrations, so a restore first migrates the target, then loads the rows with their original
+// times, corrections and settings, in one transaction. The target must hold no data.
+import { execFileSync } from 'node:child_process';
+import { existsSync, mkdirSync, readdirSync, readFileSync, rmSync, statSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import path from 'node:path';
+import pg from 'pg';
+import { loadEnv } from './lib/config.ts';
+import { migrate } from './lib/database.ts';
+
+const DATA_TABLES = ['payout', 'payout_correction', 'accrual', 'breadth', 'capital', 'trading_cost', 'heartbeat'];
+
+/** pg_dump and friends of the server's major (Debian's postgresql-client-15), or PG_BIN_DIR. */
+function pgTool(name: string): string {
+  for (const dir of [process.env.PG_BIN_DIR, '/usr/lib/postgresql/15/bin', ...(process.env.PATH ?? '').split(':')]) {
+    if (dir && existsSync(path.join(dir, name))) return path.join(dir, name);
+  }
+  throw new Error(`${name} is not installed: install Debian's postgresql-client-15 (apt-get install -y postgresql-client-15) or set PG_BIN_DIR.`);
+}
+
+function run(tool: string, args: string[]): void {
+  try {
+    execFileSync(pgTool(tool), args, { stdio: ['ignore', 'pipe', 'pipe'] });
+  } catch (error) {
+    const stderr = (error as { stderr?: Buffer }).stderr?.toString().trim();
+    throw new Error(`${tool} failed: ${stderr || (error as Error).message}`);
+  }
+}
+
+/** The admin connection: DATABASE_URL, else the embedded server of `npm start` (which must be running). */
+export function defaultDatabaseUrl(env = loadEnv()): string {
+  if (env.DATABASE_URL) return env.DATABASE_URL;
+  if (!env.POSTGRES_PASSWORD) throw new Error('No database: set DATABASE_URL, or run `npm start` (which creates .env) first.');
+  return `postgres://postgres:${encodeURIComponent(env.POSTGRES_PASSWORD)}@${env.BIND_HOST || '127.0.0.1'}:${env.POSTGRES_PORT || 54329}/postgres`;
+}
+
+export function dump(databaseUrl: string, file: string): void {
+  mkdirSync(path.dirname(path.resolve(file)), { recursive: true });
+  run('pg_dump', ['--data-only', '--schema=stats', '--format=custom', '--no-owner', '--no-privileges', `--file=${file}`, `--dbname=${databaseUrl}`]);
+}
+
+export async function restore(databaseUrl: string, file: string): Promise<void> {
+  if (!existsSync(file)) throw new Error(`${file} does not exist.`);
+  await migrate(databaseUrl, () => {});
+  const client = new pg.Client({ connectionString: databaseUrl });
+  await client.connect();
+  try {
+    const counts = await client.query(DATA_TABLES.map((t) => `select '${t}' as t, count(*)::int as n from stats.${t}`).join(' union all '));
+    const held = counts.rows.filter((r) => r.n > 0).map((r) => `${r.n} ${r.t}`);
+    if (held.length) throw new Error(`A restore needs a database without data, and this one holds ${held.join(', ')}: restore into a fresh database.`);
+  } finally {
+    await client.end();
+  }
+  // The settings row the migrations made is replaced by the backed-up one, in the same transaction.
+  const sqlFile = path.join(tmpdir(), `restore-${process.pid}-${Date.now()}.sql`);
+  try {
+    run('pg_restore', ['--data-only', '--disable-triggers', '--no-owner', `--file=${sqlFile}`, file]);
+    writeFileSync(sqlFile, `delete from stats.settings;\n${readFileSync(sqlFile, 'utf8')}`);
+    run('psql', ['--no-psqlrc', '--quiet', '--single-transaction', '--set=ON_ERROR_STOP=1', `--file=${sqlFile}`, `--dbname=${databaseUrl}`]);
+  } finally {
+    rmSync(sqlFile, { force: true });
+  }
+}
+
+/** Dumps into `dir` every BACKUP_INTERVAL_HOURS (24) and keeps the newest BACKUP_KEEP (14). */
+async function schedule(databaseUrl: string, dir: string): Promise<never> {
+  const hours = Number(process.env.BACKUP_INTERVAL_HOURS || 24);
+  const keep = Number(process.env.BACKUP_KEEP || 14);
+  mkdirSync(dir, { recursive: true });
+  for (;;) {
+    const file = path.join(dir, `stats-${new Date().toISOString().replace(/[-:]/g, '').replace(/\.\d+Z$/, 'Z')}.dump`);
+    try {
+      dump(databaseUrl, file);
+      console.log(JSON.stringify({ at: new Date().toISOString(), msg: 'backup written', file, bytes: statSync(file).size }));
+      const old = readdirSync(dir).filter((f) => /^stats-.*\.dump$/.test(f)).sort().reverse().slice(keep);
+      for (const f of old) rmSync(path.join(dir, f));
+    } catch (error) {
+      console.error(JSON.stringify({ at: new Date().toISOString(), msg: 'backup failed', error: (error as Error).message }));
+    }
+    await new Promise((resolve) => setTimeout(resolve, hours * 3_600_000));
+  }
+}
+
+const USAGE = `Usage: npm run backup -- <command>
+  dump <file>                              data-only dump of the stats schema (pg_dump custom format)
+  restore <file> [--database-url URL]      migrate the target, then load the dump; the target must hold no data
+  schedule <dir>                           dump every BACKUP_INTERVAL_HOURS (24), keep BACKUP_KEEP (14)
+The database is DATABASE_URL, else the embedded one of \`npm start\`.`;
+
+if (import.meta.url === `file://${process.argv[1]}`) {
+  const [command, target, ...rest] = process.argv.slice(2);
+  const urlFlag = rest.indexOf('--database-url');
+  try {
+    const url = urlFlag >= 0 && rest[urlFlag + 1] ? rest[urlFlag + 1]! : defaultDatabaseUrl();
+    if (command === 'dump' && target) { dump(url, target); console.log(`Wrote ${target}.`); }
+    else if (command === 'restore' && target) { await restore(url, target); console.log(`Restored ${target}.`); }
+    else if (command === 'schedule' && target) await schedule(url, target);
+    else { console.error(USAGE); process.exit(2); }
+  } catch (error) {
+    console.error((error as Error).message);
+    process.exit(1);
+  }
+}

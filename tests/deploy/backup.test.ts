@@ -1,0 +1,52 @@
+// Backup then restore into an empty database round-trips: identical landing_stats and landing_health.
+import { mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import path from 'node:path';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { dump, restore } from '../../scripts/backup.ts';
+import { withClient } from '../support/db.ts';
+import { startTestStack, type TestStack } from '../support/stack.ts';
+
+let stack: TestStack;
+let dir: string;
+beforeAll(async () => {
+  stack = await startTestStack({ seedDemo: true });
+  dir = mkdtempSync(path.join(tmpdir(), 'backup-'));
+});
+afterAll(async () => {
+  await stack?.destroy();
+  rmSync(dir, { recursive: true, force: true });
+});
+
+const figures = (url: string, at: string) => withClient(url, async (c) =>
+  (await c.query('select stats.stats_at($1) as s, stats.health_at($1) as h, (select count(*)::int from stats.payout_correction) as corrections, (select row_to_json(s) from stats.settings s) as settings', [at])).rows[0]);
+
+describe('backup and restore', () => {
+  it('restores into an empty database with identical figures, corrections and settings', async () => {
+    const source = stack.db.adminUrl;
+    await withClient(source, async (c) => {
+      // a correction and a non-default setting, so the audit trail and settings travel too
+      await c.query(`update stats.payout set usd = usd + 1 where date = (select max(date) from stats.payout)`);
+      await c.query(`update stats.settings set window_days = 10, since_date = (select min(date) + 3 from stats.payout)`);
+      await c.query('create database restored');
+    });
+    const at = new Date().toISOString();
+    const file = path.join(dir, 'stats.dump');
+    dump(source, file);
+    const target = source.replace(/\/postgres$/, '/restored');
+    await restore(target, file);
+    const [before, after] = [await figures(source, at), await figures(target, at)];
+    expect(before.s.daily.length).toBeGreaterThan(0);
+    expect(before.corrections).toBe(1);
+    expect(after).toEqual(before);
+  });
+
+  it('refuses to restore over data, and changes nothing there', async () => {
+    const file = path.join(dir, 'stats.dump');
+    const target = stack.db.adminUrl.replace(/\/postgres$/, '/restored');
+    const at = new Date().toISOString();
+    const before = await figures(target, at);
+    await expect(restore(target, file)).rejects.toThrow(/^A restore needs a database without data, and this one holds \d+ payout/);
+    expect(await figures(target, at)).toEqual(before);
+  });
+});
