@@ -37,7 +37,7 @@ async function main() {
   const parent = process.ppid;
   setInterval(() => { if (process.ppid !== parent) void shutdown('parent exited'); }, 1000).unref();
   // A child that dies on its own takes the stack down with a message, rather than leaving half a service.
-  for (const child of [stack.postgrest, stack.nginx]) {
+  for (const child of [stack.postgrest, stack.edge, stack.nginx]) {
     void child.exited.then((code) => {
       if (!stopping) {
         log(`${child.name} exited unexpectedly (code ${code}); stopping the stack.`);
@@ -48,12 +48,16 @@ async function main() {
 
   log(`
 Public Stats Service is running (Ctrl-C stops it).
+  site       ${cfg.siteUrl}/   (landing page; Markdown with Accept: text/markdown)
+             ${cfg.siteUrl}/api/stats   ${cfg.siteUrl}/api/health   (no key)
+             ${cfg.siteUrl}/mcp (MCP, POST, alpha)   ${cfg.siteUrl}/a2a (A2A message/send, alpha)
   API host   ${cfg.apiUrl}/rest/v1/rpc/landing_stats   (GET or POST {})
              ${cfg.apiUrl}/rest/v1/rpc/landing_health
   anon key   ${cfg.ANON_KEY}
   database   ${cfg.databaseUrl ? 'DATABASE_URL' : `embedded Postgres, data in ${path.relative(ROOT_DIR, cfg.dataDir)}/postgres`}
   writer     source ${writerCfg.source}${writerCfg.source === 'demo' ? ' (demo figures; set the Polymarket variables of .env.example for real ones)' : ''}
 
+  curl ${cfg.siteUrl}/api/stats
   curl -H "apikey: ${cfg.ANON_KEY}" ${cfg.apiUrl}/rest/v1/rpc/landing_stats
 `);
 }
