@@ -1,0 +1,188 @@
+-- Generated from sql/migrations/1763800060000_landing_functions.sql by `npm run build:supabase`; edit that file, not this one.
+
+-- Every published figure is defined here, once (DESIGN.md §3). The edge, MCP and A2A layers only
+-- reshape what these functions return.
+--
+-- stats.stats_at(now) and stats.health_at(now) take the clock as an argument so tests can pin it;
+-- public.landing_stats() and public.landing_health() call them with now().
+-- Conventions: today = the UTC date of now; amounts keep full precision and are rounded to cents
+-- once, at the end (round(numeric, 2): half away from zero); "no data" is null, never a made-up zero.
+-- Every lookup of a time series is a limit-1 probe or a range bound on the primary key, so the cost
+-- stays flat however much history accumulates. Generic plans: every statement is planned once per
+-- connection, not on every call (the plans are the same whatever the clock says).
+
+-- ISO 8601 UTC with a Z, whatever the session's TimeZone is.
+create function stats.iso(ts timestamptz) returns text
+language sql stable parallel safe set search_path = '' as $$
+  select to_char(ts at time zone 'UTC', 'YYYY-MM-DD"T"HH24:MI:SS"Z"')
+$$;
+
+create function stats.stats_at(p_now timestamptz) returns json
+language plpgsql stable set search_path = '' set plan_cache_mode = force_generic_plan as $$
+declare
+  cfg stats.settings;
+  today date := (p_now at time zone 'UTC')::date;
+  today_start timestamptz := (p_now at time zone 'UTC')::date::timestamp at time zone 'UTC';
+  last_night stats.payout;
+  acc stats.accrual;
+  brd stats.breadth;
+  cap stats.capital;
+  v_daily json;
+  v_since date;
+  v_total numeric;
+  v_best numeric;
+  v_updated timestamptz;
+  v_source text;
+  v_returns json;
+  r_from date;
+  r_rewards numeric;
+  r_costs numeric;
+  r_net numeric;
+  r_base numeric;
+  r_day_stake numeric;
+  r_stake_sum numeric := 0;
+  r_stake_days integer := 0;
+begin
+  select * into cfg from stats.settings;
+
+  -- Nightly payouts: the latest 16 dated today or earlier, oldest first.
+  select * into last_night from stats.payout where date <= today order by date desc limit 1;
+  select json_agg(json_build_object('date', d.date, 'usd', round(d.usd, 2)) order by d.date)
+    into v_daily
+    from (select p.date, p.usd from stats.payout p where p.date <= today order by p.date desc limit 16) d;
+
+  -- All-time totals from since_date (setting, else the first payout).
+  v_since := coalesce(cfg.since_date, (select min(p.date) from stats.payout p where p.date <= today));
+  select sum(p.usd), max(p.usd) into v_total, v_best
+    from stats.payout p where p.date >= v_since and p.date <= today;
+
+  -- Today's accrual: the latest snapshot observed today (UTC), never yesterday's.
+  select * into acc from stats.accrual a
+    where a.observed_at >= today_start and a.observed_at <= p_now
+    order by a.observed_at desc limit 1;
+
+  select * into brd from stats.breadth b where b.observed_at <= p_now order by b.observed_at desc limit 1;
+  select * into cap from stats.capital c where c.observed_at <= p_now order by c.observed_at desc limit 1;
+
+  -- Trailing window ending at the latest payout.
+  if last_night.date is not null then
+    r_from := last_night.date - cfg.window_days + 1;
+    select sum(p.usd) into r_rewards from stats.payout p where p.date between r_from and last_night.date;
+    select sum(t.usd) into r_costs from stats.trading_cost t where t.date between r_from and last_night.date;
+    r_net := r_rewards - r_costs;
+    -- Capital base: mean over the window's days of each day's last at-stake snapshot,
+    -- days without one skipped; with none at all, the latest snapshot.
+    -- One limit-1 index probe per day (a loop of simple statements plans once and stays cheap).
+    for i in 0 .. last_night.date - r_from loop
+      select c.cash_usd + c.inventory_usd into r_day_stake from stats.capital c
+        where c.observed_at >= (r_from + i)::timestamp at time zone 'UTC'
+          and c.observed_at < (r_from + i + 1)::timestamp at time zone 'UTC'
+          and c.observed_at <= p_now
+        order by c.observed_at desc limit 1;
+      if found then
+        r_stake_sum := r_stake_sum + r_day_stake;
+        r_stake_days := r_stake_days + 1;
+      end if;
+    end loop;
+    r_base := case when r_stake_days > 0 then r_stake_sum / r_stake_days else cap.cash_usd + cap.inventory_usd end;
+    if r_base <= 0 then r_base := null; end if;
+  end if;
+  v_returns := json_build_object(
+    'window_days', cfg.window_days,
+    'from_date', r_from,
+    'to_date', last_night.date,
+    'rewards_usd', round(r_rewards, 2),
+    'trading_costs_usd', round(r_costs, 2),
+    'net_usd', round(r_net, 2),
+    'rewards_vs_costs', case when r_costs > 0 then round(r_rewards / r_costs, 2) end,
+    'gross_yield_pct', round(r_rewards / r_base * 100, 2),
+    'net_yield_pct', round(r_net / r_base * 100, 2));
+
+  -- The latest time a published figure changed.
+  v_updated := greatest(
+    (select max(a.observed_at) from stats.accrual a where a.observed_at <= p_now),
+    brd.observed_at,
+    cap.observed_at,
+    (select max(p.updated_at) from stats.payout p where p.date <= today),
+    (select max(t.updated_at) from stats.trading_cost t where t.date <= today));
+
+  -- 'demo' only while every row is demo data; a real write records its source in settings.
+  v_source := coalesce(cfg.data_source,
+    case when exists (select from stats.payout where is_demo)
+           or exists (select from stats.accrual where is_demo)
+           or exists (select from stats.capital where is_demo)
+         then 'demo' end);
+
+  return json_build_object(
+    'updated_at', stats.iso(v_updated),
+    'daily', coalesce(v_daily, '[]'::json),
+    'last_night_usd', round(last_night.usd, 2),
+    'last_night_date', last_night.date,
+    'accrued_today_usd', coalesce(round(acc.usd, 2), 0),
+    'accrued_today_markets', coalesce(acc.markets, 0),
+    'markets_quoted_24h', case when brd.observed_at > p_now - interval '24 hours' then brd.markets_quoted_24h else 0 end,
+    'total_usd', round(v_total, 2),
+    'since_date', v_since,
+    'best_day_usd', round(v_best, 2),
+    'capital', case when cap.observed_at is not null then json_build_object(
+      'cash_usd', round(cap.cash_usd, 2),
+      'inventory_usd', round(cap.inventory_usd, 2),
+      'positions', cap.positions,
+      'at_stake_usd', round(cap.cash_usd + cap.inventory_usd, 2),
+      'as_of', stats.iso(cap.observed_at)) end,
+    'returns', v_returns,
+    'data_source', v_source);
+end $$;
+
+create function stats.health_at(p_now timestamptz) returns json
+language plpgsql stable set search_path = '' set plan_cache_mode = force_generic_plan as $$
+declare
+  cfg stats.settings;
+  today date := (p_now at time zone 'UTC')::date;
+  v_payout date;
+  v_payout_age integer;
+  v_accrual timestamptz;
+  v_accrual_age integer;
+  v_heartbeat timestamptz;
+  v_fresh boolean;
+  v_accrual_fresh boolean;
+  v_alive boolean;
+begin
+  select * into cfg from stats.settings;
+  select max(p.date) into v_payout from stats.payout p where p.date <= today;
+  select max(a.observed_at) into v_accrual from stats.accrual a where a.observed_at <= p_now;
+  select max(h.at) into v_heartbeat from stats.heartbeat h where h.at <= p_now;
+
+  v_payout_age := today - v_payout;
+  v_accrual_age := floor(extract(epoch from p_now - v_accrual) / 60)::integer;
+  v_fresh := coalesce(v_payout_age <= cfg.payout_fresh_days, false);
+  v_accrual_fresh := coalesce(v_accrual_age <= cfg.accrual_fresh_minutes, false);
+  v_alive := coalesce(p_now - v_heartbeat < make_interval(mins => cfg.writer_alive_minutes), false);
+
+  return json_build_object(
+    'status', case when v_fresh and v_accrual_fresh and v_alive then 'ok' else 'degraded' end,
+    'checked_at', stats.iso(p_now),
+    'data', json_build_object(
+      'last_payout_date', v_payout,
+      'payout_age_days', v_payout_age,
+      'fresh', v_fresh,
+      'last_accrual_at', stats.iso(v_accrual),
+      'accrual_age_minutes', v_accrual_age,
+      'accrual_fresh', v_accrual_fresh),
+    'writer', json_build_object(
+      'last_heartbeat_at', stats.iso(v_heartbeat),
+      'alive', v_alive));
+end $$;
+
+-- The public surface: exactly these two functions, exposed by PostgREST under /rpc.
+create function public.landing_stats() returns json
+language sql stable security definer set search_path = '' as $$
+  select stats.stats_at(now())
+$$;
+comment on function public.landing_stats() is 'Public stats record (SPEC §2.1): gross reward payouts, today''s accrual estimate, breadth, totals, capital, trailing returns.';
+
+create function public.landing_health() returns json
+language sql stable security definer set search_path = '' as $$
+  select stats.health_at(now())
+$$;
+comment on function public.landing_health() is 'Data freshness and writer liveness (SPEC §2.2).';
