@@ -9,6 +9,19 @@ import { createRequire } from 'node:module';
 import path from 'node:path';
 
 const memo = new Map<string, string>();
+/** Part of the cache key: bump it when the way the page is produced changes. */
+const RECIPE = 'redocly-build-docs-inline/1';
+
+/**
+ * The bundle's only outside asset is Redocly's "API docs by" logo image (it hides itself when it
+ * fails to load); an empty inline SVG takes its place, so opening the page fetches nothing from a CDN.
+ */
+const CDN_LOGOS = /https:\/\/cdn\.redoc\.ly\/redoc\/logo-mini(?:-full)?\.svg/g;
+const EMPTY_SVG = 'data:image/svg+xml,%3Csvg xmlns=%22http://www.w3.org/2000/svg%22/%3E';
+
+export function withoutCdnAssets(html: string): string {
+  return html.replace(CDN_LOGOS, EMPTY_SVG);
+}
 
 /** Environment for Redocly: no telemetry or update check (the documents are built offline). */
 export const REDOCLY_ENV = { REDOCLY_TELEMETRY: 'off', REDOCLY_SUPPRESS_UPDATE_NOTICE: 'true' } as const;
@@ -18,7 +31,7 @@ export function redoclyCli(): string {
 }
 
 export function renderApiDocs(openapiJson: string, title: string, cacheDir: string): string {
-  const hash = createHash('sha256').update(openapiJson).update(title).digest('hex').slice(0, 32);
+  const hash = createHash('sha256').update(RECIPE).update('\0').update(title).update('\0').update(openapiJson).digest('hex').slice(0, 32);
   const cached = memo.get(hash);
   if (cached !== undefined) return cached;
   const cacheFile = path.join(cacheDir, `api-docs-${hash}.html`);
@@ -43,6 +56,7 @@ export function renderApiDocs(openapiJson: string, title: string, cacheDir: stri
   } finally {
     rmSync(specFile, { force: true });
   }
+  writeFileSync(outFile, withoutCdnAssets(readFileSync(outFile, 'utf8')));
   // Rename last, so a concurrent start never reads half a file.
   renameSync(outFile, cacheFile);
   const html = readFileSync(cacheFile, 'utf8');

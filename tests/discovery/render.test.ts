@@ -1,0 +1,135 @@
+// The renderer on its own (no stack): public URLs come only from the configuration, placeholders are
+// all filled, the private signing key never leaves, the policy date is validated, output is
+// deterministic, and `npm run build:site` produces the same set for a deployment.
+import { execFile } from 'node:child_process';
+import { createHash } from 'node:crypto';
+import { mkdtempSync, readdirSync, readFileSync, rmSync, statSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import path from 'node:path';
+import { promisify } from 'node:util';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { ROOT_DIR } from '../../scripts/lib/config.ts';
+import { completeSecrets } from '../../scripts/lib/keys.ts';
+import { API_HOST_DOCUMENTS, SITE_DOCUMENTS } from '../../scripts/site/documents.ts';
+import { mcpServerName, policyUpdatedDate, renderSiteDocuments, type DocumentsConfig } from '../../scripts/site/render.ts';
+import { fillText } from '../../scripts/site/templates.ts';
+
+const SITE = 'https://stats.example.org';
+const API = 'https://api.stats.example.org';
+/** Identifiers of the standards the documents name; everything else must be one of our two origins. */
+const OUTSIDE = ['https://www.rfc-editor.org/info/rfc9727', 'https://static.modelcontextprotocol.io/schemas/v1/server-card.schema.json',
+  'https://schemas.agentskills.io/discovery/0.2.0/schema.json', 'http://www.sitemaps.org/schemas/sitemap/0.9'];
+
+let dir: string;
+let cfg: DocumentsConfig;
+
+function files(root: string): string[] {
+  return readdirSync(root, { recursive: true, encoding: 'utf8' }).filter((f) => statSync(path.join(root, f)).isFile()).sort();
+}
+
+beforeAll(async () => {
+  dir = mkdtempSync(path.join(tmpdir(), 'site-documents-'));
+  const secrets = await completeSecrets({});
+  cfg = { siteUrl: SITE, apiUrl: API, ANON_KEY: secrets.ANON_KEY, HTTP_SIG_PRIVATE_KEY: secrets.HTTP_SIG_PRIVATE_KEY, dataDir: path.join(dir, 'data') };
+  renderSiteDocuments(cfg, path.join(dir, 'a'), { policyUpdated: '2026-03-04' });
+}, 60_000);
+
+afterAll(() => rmSync(dir, { recursive: true, force: true }));
+
+describe('renderSiteDocuments', () => {
+  it('writes every served document, each skill, and the API host metadata', () => {
+    const written = files(path.join(dir, 'a'));
+    for (const doc of [...SITE_DOCUMENTS, ...API_HOST_DOCUMENTS]) expect(written).toContain(doc.file);
+    expect(written.filter((f) => f.endsWith('/SKILL.md')).length).toBeGreaterThan(0);
+  });
+
+  it('every URL in the text documents is one of the configured origins or a standard identifier', () => {
+    for (const file of files(path.join(dir, 'a')).filter((f) => f !== 'api-docs.html')) {
+      const text = readFileSync(path.join(dir, 'a', file), 'utf8');
+      expect(text, file).not.toMatch(/\{\{[A-Z_]+\}\}/);
+      expect(text, file).not.toMatch(/127\.0\.0\.1|localhost/);
+      for (const url of text.match(/https?:\/\/[^\s"'`<>)\]]+/g) ?? []) {
+        const clean = url.replace(/[.,;:]+$/, '');
+        if (OUTSIDE.includes(clean)) continue;
+        expect([SITE, API], `${file}: ${clean}`).toContain(new URL(clean).origin);
+      }
+    }
+    expect(readFileSync(path.join(dir, 'a', 'api-docs.html'), 'utf8')).toContain(`${SITE}/auth.md`);
+  });
+
+  it('publishes the key and the policy date, never the private signing key', () => {
+    const all = files(path.join(dir, 'a')).map((f) => readFileSync(path.join(dir, 'a', f), 'utf8')).join('\n');
+    expect(all).not.toContain(cfg.HTTP_SIG_PRIVATE_KEY);
+    const jwks = JSON.parse(readFileSync(path.join(dir, 'a', '.well-known/http-message-signatures-directory'), 'utf8'));
+    for (const key of jwks.keys) expect(key).not.toHaveProperty('d');
+    const authMd = readFileSync(path.join(dir, 'a', 'auth.md'), 'utf8');
+    expect(authMd).toContain(cfg.ANON_KEY);
+    expect(authMd).toContain('Last updated: 2026-03-04.');
+    expect(readFileSync(path.join(dir, 'a', 'sitemap.xml'), 'utf8')).toContain('<lastmod>2026-03-04</lastmod>');
+  });
+
+  it('lists each skill with the sha256 of the file it wrote', () => {
+    const index = JSON.parse(readFileSync(path.join(dir, 'a', '.well-known/agent-skills/index.json'), 'utf8'));
+    for (const skill of index.skills) {
+      const bytes = readFileSync(path.join(dir, 'a', new URL(skill.url).pathname));
+      expect(skill.digest).toBe(`sha256:${createHash('sha256').update(bytes).digest('hex')}`);
+    }
+  });
+
+  it('is deterministic: the same configuration renders the same bytes', () => {
+    renderSiteDocuments(cfg, path.join(dir, 'b'), { policyUpdated: '2026-03-04' });
+    const a = files(path.join(dir, 'a'));
+    expect(files(path.join(dir, 'b'))).toEqual(a);
+    for (const f of a) expect(readFileSync(path.join(dir, 'b', f)).equals(readFileSync(path.join(dir, 'a', f))), f).toBe(true);
+  });
+
+  it('keeps generated api-docs by content hash under the data directory', () => {
+    const cached = readdirSync(path.join(cfg.dataDir, 'cache', 'site-documents')).filter((f) => f.endsWith('.html'));
+    expect(cached).toHaveLength(1);
+    expect(readFileSync(path.join(cfg.dataDir, 'cache', 'site-documents', cached[0]!))
+      .equals(readFileSync(path.join(dir, 'a', 'api-docs.html')))).toBe(true);
+    expect(readFileSync(path.join(dir, 'a', 'api-docs.html'), 'utf8')).not.toMatch(/cdn\.redoc\.ly/);
+  });
+});
+
+describe('inputs', () => {
+  it('POLICY_UPDATED must be a real calendar date', () => {
+    expect(policyUpdatedDate('2026-01-31')).toBe('2026-01-31');
+    expect(policyUpdatedDate(undefined)).toMatch(/^\d{4}-\d{2}-\d{2}$/);
+    for (const bad of ['2026-02-30', '2026-1-5', 'yesterday', '2026-01-31T00:00:00Z']) expect(() => policyUpdatedDate(bad), bad).toThrow(/POLICY_UPDATED/);
+  });
+
+  it('an unknown placeholder is an error, not a literal in a published document', () => {
+    expect(fillText('a {{KNOWN}} b', { KNOWN: 'x' }, 't')).toBe('a x b');
+    expect(() => fillText('a {{TYPO}} b', { KNOWN: 'x' }, 'auth.md')).toThrow('auth.md: no value for the placeholder {{TYPO}}');
+  });
+
+  it('the MCP card name is the reverse-DNS of the site host (SEP-2127 pattern)', () => {
+    expect(mcpServerName('https://stats.example.org')).toBe('org.example.stats/public-stats');
+    expect(mcpServerName('http://127.0.0.1:8080')).toBe('127.0.0.1/public-stats');
+  });
+});
+
+describe('npm run build:site', () => {
+  it('renders the documents for a deployment from the environment', async () => {
+    const secrets = await completeSecrets({});
+    const out = path.join(dir, 'deploy');
+    const { stdout } = await promisify(execFile)('npm', ['run', '--silent', 'build:site', '--', out], {
+      cwd: ROOT_DIR,
+      env: { ...process.env, ...secrets, SITE_URL: SITE, API_URL: API, DATA_DIR: path.join(dir, 'deploy-data'), POLICY_UPDATED: '2026-05-06' },
+    });
+    expect(stdout).toContain(`Rendered the site documents for ${SITE}`);
+    const written = files(out);
+    for (const doc of SITE_DOCUMENTS) expect(written).toContain(doc.file);
+    expect(readFileSync(path.join(out, 'auth.md'), 'utf8')).toContain(secrets.ANON_KEY);
+    expect(readFileSync(path.join(out, 'auth.md'), 'utf8')).toContain('Last updated: 2026-05-06.');
+    const prm = JSON.parse(readFileSync(path.join(out, '.well-known/oauth-protected-resource'), 'utf8'));
+    expect(prm.resource).toBe(SITE);
+  }, 60_000);
+
+  it('fails with a clear message without an output directory', async () => {
+    const result = await promisify(execFile)('npm', ['run', '--silent', 'build:site'], { cwd: ROOT_DIR }).catch((e: { code: number; stderr: string }) => e);
+    expect((result as { code: number }).code).toBe(2);
+    expect((result as { stderr: string }).stderr).toContain('Usage: npm run build:site -- <outDir>');
+  });
+});
