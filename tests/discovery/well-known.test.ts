@@ -37,6 +37,15 @@ describe('every document: media type, GET and HEAD, CORS, validators, caching', 
 
       const revalidated = await get(url, { headers: { 'if-none-match': etag! } });
       expect(revalidated.status).toBe(304);
+
+      // A browser's preflight for a GET with a non-safelisted header.
+      const preflight = await get(url, {
+        method: 'OPTIONS',
+        headers: { origin: 'https://agent.example', 'access-control-request-method': 'GET', 'access-control-request-headers': 'if-none-match' },
+      });
+      expect(preflight.status).toBe(204);
+      expect(preflight.headers.get('access-control-allow-origin')).toBe('*');
+      expect(preflight.headers.get('access-control-allow-methods')).toContain('GET');
     });
   }
 
@@ -159,6 +168,27 @@ describe('MCP server card (SEP-2127 core + SEP-1649 members)', () => {
     expect(body.authentication).toEqual({ required: false });
     expect(body.tools.map((t: any) => t.name).sort()).toEqual(['get_health', 'get_stats']);
     expect(`${body.title} ${body.description}`.toLowerCase()).toContain('alpha');
+  });
+
+  it('matches what the live endpoint says about itself (serverInfo, tools)', async () => {
+    const { body: card } = await getJson(`${site()}/.well-known/mcp/server-card.json`);
+    const rpc = async (method: string, params: object) => {
+      const res = await get(`${site()}/mcp`, {
+        method: 'POST',
+        headers: { 'content-type': 'application/json', accept: 'application/json, text/event-stream', 'mcp-protocol-version': card.protocolVersion },
+        body: JSON.stringify({ jsonrpc: '2.0', id: 1, method, params }),
+      });
+      expect(res.status, method).toBe(200);
+      const text = await res.text();
+      // A JSON body, or one SSE event carrying it.
+      return JSON.parse(text.startsWith('{') ? text : /^data: (.+)$/m.exec(text)![1]!).result;
+    };
+    const init = await rpc('initialize', { protocolVersion: card.protocolVersion, capabilities: {}, clientInfo: { name: 'discovery-tests', version: '1.0.0' } });
+    expect(init.protocolVersion).toBe(card.protocolVersion);
+    expect(init.serverInfo).toMatchObject({ name: card.serverInfo.name, version: card.serverInfo.version });
+    expect(Object.keys(init.capabilities)).toEqual(expect.arrayContaining(Object.keys(card.capabilities)));
+    const listed = await rpc('tools/list', {});
+    expect(listed.tools.map((t: { name: string }) => t.name).sort()).toEqual(card.tools.map((t: { name: string }) => t.name).sort());
   });
 });
 
