@@ -10,9 +10,11 @@ import { startWriter } from './writer/writer.ts';
 const log = (line: string) => console.log(line);
 
 async function main() {
-  const generated = await ensureEnvFile(path.join(ROOT_DIR, '.env'));
-  if (generated.length) log(`Generated ${generated.join(', ')} into .env (kept across restarts; never commit it).`);
-  const env = loadEnv();
+  // ENV_FILE lets a test (or a second local instance) keep its secrets apart from the checkout's .env.
+  const envFile = process.env.ENV_FILE || path.join(ROOT_DIR, '.env');
+  const generated = await ensureEnvFile(envFile);
+  if (generated.length) log(`Generated ${generated.join(', ')} into ${path.relative(ROOT_DIR, envFile) || envFile} (kept across restarts; never commit it).`);
+  const env = loadEnv(envFile);
   const cfg = configFromEnv(env);
   // Read before anything starts, so a Polymarket setup with a missing variable fails with its name.
   const writerCfg = writerConfigFromEnv(env);

@@ -74,7 +74,8 @@ async function main(argv: string[]): Promise<number> {
   const log = createLogger();
   let cfg: WriterConfig;
   try {
-    cfg = writerConfigFromEnv(loadEnv());
+    // The same file `npm start` reads (ENV_FILE, else .env), so both reach the same database.
+    cfg = writerConfigFromEnv(process.env.ENV_FILE ? loadEnv(process.env.ENV_FILE) : loadEnv());
   } catch (error) {
     log.error((error as Error).message);
     return 1;

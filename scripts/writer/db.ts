@@ -21,9 +21,9 @@ export interface StatsTables {
 export type WriterDb = Kysely<StatsTables>;
 
 export function openWriterDb(connectionString: string): WriterDb {
-  return new Kysely<StatsTables>({
-    dialect: new PostgresDialect({
-      pool: new pg.Pool({ connectionString, max: 3, application_name: 'stats-writer', connectionTimeoutMillis: 10_000 }),
-    }),
-  });
+  const pool = new pg.Pool({ connectionString, max: 3, application_name: 'stats-writer', connectionTimeoutMillis: 10_000 });
+  // An idle connection the server drops (restart, shutdown) is an 'error' event on the pool, which
+  // would crash the process unhandled. The pool discards that client and the next query reconnects.
+  pool.on('error', () => {});
+  return new Kysely<StatsTables>({ dialect: new PostgresDialect({ pool }) });
 }

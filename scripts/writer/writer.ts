@@ -13,7 +13,7 @@ export function makeSource(cfg: WriterConfig, log: Logger): Source | undefined {
   if (cfg.source === 'polymarket') {
     const pm = cfg.polymarket!;
     log.addSecrets(pm.apiKey, pm.secret, pm.passphrase, pm.address, pm.funder);
-    return new PolymarketSource(pm);
+    return new PolymarketSource(pm, log);
   }
   return undefined;
 }

@@ -2,6 +2,7 @@
 // Responses are parsed defensively: numbers may arrive as numeric strings, some routes changed
 // from bare arrays to envelopes, and paging stops at the end marker or an empty cursor.
 import type { PolymarketConfig } from '../config.ts';
+import type { Logger } from '../log.ts';
 import { l2Headers } from './hmac.ts';
 import { getJson, type RetryPolicy } from './http.ts';
 
@@ -34,8 +35,11 @@ export class PolymarketClient {
   private skewSeconds = 0;
   private readonly policy: RetryPolicy;
 
-  constructor(private readonly cfg: PolymarketConfig) {
-    this.policy = { timeoutMs: cfg.timeoutMs, retries: cfg.retries, retryBaseMs: cfg.retryBaseMs };
+  constructor(private readonly cfg: PolymarketConfig, log?: Logger) {
+    this.policy = {
+      timeoutMs: cfg.timeoutMs, retries: cfg.retries, retryBaseMs: cfg.retryBaseMs,
+      onRetry: (error, delayMs, attempt) => log?.info('polymarket call retried', { error: error.message, attempt, delay_ms: Math.round(delayMs) }),
+    };
   }
 
   private signed(path: string, query: Record<string, string | number | undefined>) {

@@ -3,7 +3,14 @@
 // a 401 with a fresh signature (new keys and clock skew cause transient 401s, reference §6).
 import { setTimeout as sleep } from 'node:timers/promises';
 
-export interface RetryPolicy { timeoutMs: number; retries: number; retryBaseMs: number; maxDelayMs?: number }
+export interface RetryPolicy {
+  timeoutMs: number;
+  retries: number;
+  retryBaseMs: number;
+  maxDelayMs?: number;
+  /** Told about each failed attempt that will be retried (for the log). */
+  onRetry?: (error: Error, delayMs: number, attempt: number) => void;
+}
 
 export class HttpError extends Error {
   constructor(readonly status: number, readonly route: string, detail: string) {
@@ -44,7 +51,7 @@ export async function getJson(route: string, makeRequest: () => { url: string; h
     const { url, headers } = makeRequest();
     let status = 0;
     let wait: number | undefined;
-    let failure: Error;
+    let failure: Error | undefined;
     try {
       const res = await fetch(url, { headers: { accept: 'application/json', ...headers }, signal: AbortSignal.timeout(policy.timeoutMs) });
       const text = await res.text();
@@ -59,6 +66,7 @@ export async function getJson(route: string, makeRequest: () => { url: string; h
       failure = new HttpError(status, route, describeBody(text));
       if (status === 401 && !retried401) {
         retried401 = true;
+        policy.onRetry?.(failure, 0, attempt + 1);
         continue;
       }
       if (!RETRYABLE(status)) throw failure;
@@ -68,8 +76,11 @@ export async function getJson(route: string, makeRequest: () => { url: string; h
       failure = error instanceof HttpError ? error
         : new Error(`${route} failed: ${(error as Error).name === 'TimeoutError' ? `no answer within ${policy.timeoutMs} ms` : (error as Error).message}`);
     }
+    if (!failure) throw new Error(`${route} failed`);
     if (attempt >= policy.retries) throw failure;
     const backoff = Math.random() * Math.min(maxDelay, policy.retryBaseMs * 2 ** attempt);
-    await sleep(Math.min(maxDelay, Math.max(wait ?? 0, backoff)));
+    const delay = Math.min(maxDelay, Math.max(wait ?? 0, backoff));
+    policy.onRetry?.(failure, delay, attempt + 1);
+    await sleep(delay);
   }
 }

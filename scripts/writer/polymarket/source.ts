@@ -3,6 +3,7 @@
 import { sql } from 'kysely';
 import type { PolymarketConfig } from '../config.ts';
 import type { WriterDb } from '../db.ts';
+import type { Logger } from '../log.ts';
 import { usd6, type Source } from '../source.ts';
 import { addDays, utcDate } from '../store.ts';
 import { PolymarketClient } from './client.ts';
@@ -22,8 +23,8 @@ export class PolymarketSource implements Source {
   /** Market id → last time it was seen quoted/traded/earning; private, never stored. */
   private readonly seen = new Map<string, number>();
 
-  constructor(cfg: PolymarketConfig) {
-    this.client = new PolymarketClient(cfg);
+  constructor(cfg: PolymarketConfig, log?: Logger) {
+    this.client = new PolymarketClient(cfg, log);
   }
 
   async prepare(): Promise<void> {

@@ -1,0 +1,131 @@
+// The demo source, the CLI's help and status, and `npm start` running the writer beside the stack.
+import { execFileSync, spawn } from 'node:child_process';
+import { chmodSync, mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import path from 'node:path';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { ROOT_DIR } from '../../scripts/lib/config.ts';
+import { freePort } from '../../scripts/lib/processes.ts';
+import { startTestStack, type TestStack } from '../support/stack.ts';
+import { addDays, cliEnv, landingStats, query, runCli, todayUtc } from './helpers.ts';
+
+let stack: TestStack;
+const today = todayUtc();
+const demoRows = async () => (await query<{ demo: number; real: number }>(stack.db.adminUrl, `select
+  (select count(*) filter (where is_demo) from stats.payout) + (select count(*) filter (where is_demo) from stats.accrual)
+  + (select count(*) filter (where is_demo) from stats.heartbeat) + (select count(*) filter (where is_demo) from stats.capital) as demo,
+  (select count(*) filter (where not is_demo) from stats.payout) + (select count(*) filter (where not is_demo) from stats.accrual)
+  + (select count(*) filter (where not is_demo) from stats.heartbeat) + (select count(*) filter (where not is_demo) from stats.capital) as real`))[0]!;
+
+beforeAll(async () => {
+  stack = await startTestStack({ seedDemo: true });
+});
+afterAll(async () => {
+  await stack?.destroy();
+});
+
+describe('the demo source', () => {
+  it('seeds an empty database with a marked, plausible history', async () => {
+    const stats = await landingStats(stack);
+    expect(stats.data_source).toBe('demo');
+    expect(stats.daily).toHaveLength(16);
+    expect(stats.daily.at(-1).date).toBe(today);
+    expect(stats.last_night_usd).toBeGreaterThan(0);
+    expect(stats.capital.positions).toBeGreaterThan(0);
+    expect(stats.returns.trading_costs_usd).toBeGreaterThan(0);
+    expect(Number((await demoRows()).real)).toBe(0);
+    const [health] = await query<{ h: any }>(stack.db.adminUrl, 'select stats.health_at(now()) as h');
+    expect(health!.h.writer.alive).toBe(true);
+  });
+
+  it('keeps the service alive with `once`, writing demo rows only and changing no settled night', async () => {
+    const before = await query(stack.db.adminUrl, 'select date, usd::text, updated_at from stats.payout order by date');
+    const accruals = Number((await query<{ n: number }>(stack.db.adminUrl, 'select count(*) as n from stats.accrual'))[0]!.n);
+    const run = await runCli(['once'], cliEnv(stack, { WRITER_SOURCE: 'demo' }));
+    expect(run.code, run.stdout + run.stderr).toBe(0);
+    expect(await query(stack.db.adminUrl, 'select date, usd::text, updated_at from stats.payout order by date')).toEqual(before);
+    expect(Number((await query<{ n: number }>(stack.db.adminUrl, 'select count(*) as n from stats.accrual'))[0]!.n)).toBe(accruals + 1);
+    expect(Number((await demoRows()).real)).toBe(0);
+    expect((await landingStats(stack)).data_source).toBe('demo');
+  });
+
+  it('reports what the database holds with `status`', async () => {
+    const run = await runCli(['status'], cliEnv(stack));
+    expect(run.code, run.stderr).toBe(0);
+    const status = JSON.parse(run.stdout);
+    expect(status.data_source).toBeNull();
+    expect(status.tables.payout).toMatchObject({ rows: 45, demo_rows: 45, latest: today });
+    expect(status.tables.heartbeat.rows).toBeGreaterThanOrEqual(2);
+    expect(status.corrections).toBe(0);
+  });
+
+  it('stops, and says so, once real data exists; it writes nothing more', async () => {
+    const imported = await runCli(['import', '-'], cliEnv(stack), JSON.stringify({ type: 'payout', date: addDays(today, -1), usd: 12 }) + '\n');
+    expect(imported.code, imported.stdout).toBe(0);
+    expect(await demoRows()).toEqual({ demo: '0', real: '1' });
+
+    const once = await runCli(['once'], cliEnv(stack, { WRITER_SOURCE: 'demo' }));
+    expect(once.code).toBe(1);
+    expect(once.stdout).toMatch(/holds real data, so the demo source writes nothing/);
+    const run = await runCli(['run'], cliEnv(stack, { WRITER_SOURCE: 'demo' }));
+    expect(run.code).toBe(0);
+    expect(run.lines.map((l) => l.msg)).toContain('real data is present: the demo source stops here');
+    expect(await demoRows()).toEqual({ demo: '0', real: '1' });
+    expect((await landingStats(stack)).data_source).toBe('import');
+  });
+});
+
+describe('the CLI', () => {
+  it('explains every command with --help', async () => {
+    const commands = ['run', 'once', 'import', 'backfill', 'status'];
+    const runs = await Promise.all(commands.map((command) => runCli([command, '--help'], {})));
+    runs.forEach((run, i) => {
+      expect(run.code).toBe(0);
+      expect(run.stdout).toContain(`Usage: npm run writer -- ${commands[i]}`);
+    });
+  });
+
+  it('rejects an unknown command and a backfill without --since with usage', async () => {
+    const [unknown, noSince] = await Promise.all([runCli(['frobnicate'], {}), runCli(['backfill'], {})]);
+    expect(unknown.code).toBe(2);
+    expect(unknown.stderr).toMatch(/Unknown command "frobnicate"[\s\S]*Commands:/);
+    expect(noSince.code).toBe(2);
+    expect(noSince.stderr).toContain('backfill needs --since YYYY-MM-DD.');
+  });
+});
+
+describe('npm start', () => {
+  it('runs the demo writer beside the stack and leaves no process behind on SIGTERM', async () => {
+    const dir = mkdtempSync(path.join(tmpdir(), 'writer-start-'));
+    chmodSync(dir, 0o755);
+    const env: Record<string, string> = { PATH: process.env.PATH ?? '', HOME: process.env.HOME ?? '', ENV_FILE: path.join(dir, 'env'), DATA_DIR: dir, NGINX_WORKERS: '1' };
+    for (const name of ['API_PORT', 'SITE_PORT', 'EDGE_PORT', 'POSTGREST_PORT', 'POSTGREST_ADMIN_PORT', 'POSTGRES_PORT']) env[name] = String(await freePort());
+    const child = spawn(process.execPath, ['--import', 'tsx', path.join(ROOT_DIR, 'scripts', 'start.ts')], { cwd: ROOT_DIR, env, stdio: ['ignore', 'pipe', 'pipe'] });
+    let out = '';
+    child.stdout.on('data', (c: Buffer) => { out += c.toString(); });
+    child.stderr.on('data', (c: Buffer) => { out += c.toString(); });
+    const exited = new Promise<number | null>((resolve) => child.on('exit', (code) => resolve(code)));
+    try {
+      for (let i = 0; i < 600 && !/\[writer\].*cycle done/.test(out); i++) {
+        if (child.exitCode !== null) break;
+        await new Promise((r) => setTimeout(r, 100));
+      }
+      expect(out, out).toMatch(/writer\s+source demo/);
+      expect(out).toMatch(/\[writer\].*cycle done/);
+      const anonKey = /anon key\s+(\S+)/.exec(out)![1]!;
+      const res = await fetch(`http://127.0.0.1:${env.API_PORT}/rest/v1/rpc/landing_stats`, { headers: { apikey: anonKey } });
+      const stats = await res.json() as Record<string, any>;
+      expect(stats.data_source).toBe('demo');
+      expect(stats.daily).toHaveLength(16);
+      const health = await (await fetch(`http://127.0.0.1:${env.API_PORT}/rest/v1/rpc/landing_health`, { headers: { apikey: anonKey } })).json() as Record<string, any>;
+      expect(health.writer.alive).toBe(true);
+    } finally {
+      child.kill('SIGTERM');
+      expect(await exited, out).toBe(0);
+      // Nothing the start launched (Postgres under DATA_DIR, PostgREST, nginx with its prefix there) is left.
+      const left = execFileSync('ps', ['-eo', 'pid,args'], { encoding: 'utf8' }).split('\n').filter((l) => l.includes(dir));
+      rmSync(dir, { recursive: true, force: true });
+      expect(left).toEqual([]);
+    }
+  }, 90_000);
+});

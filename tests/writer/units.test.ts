@@ -1,0 +1,101 @@
+// Pure pieces of the writer: L2 signing against the published vectors, redaction, Retry-After,
+// defensive parsing of Polymarket's numbers and dates, the payout-date convention, configuration.
+import { describe, expect, it } from 'vitest';
+import { sourceFromEnv, writerConfigFromEnv } from '../../scripts/writer/config.ts';
+import { createLogger } from '../../scripts/writer/log.ts';
+import { decimal, rowDate } from '../../scripts/writer/polymarket/client.ts';
+import { l2Headers, signL2 } from '../../scripts/writer/polymarket/hmac.ts';
+import { retryAfterMs } from '../../scripts/writer/polymarket/http.ts';
+import { DemoSource } from '../../scripts/writer/demo.ts';
+
+const SECRET = 'AAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAA=';
+
+describe('L2 signing', () => {
+  it('matches the official clob-client test vector', () => {
+    expect(signL2(SECRET, 1000000, 'test-sign', '/orders', '{"hash": "0x123"}')).toBe('ZwAdJKvoYRlEKDkNMwd5BuwNNtg93kNaR_oU2HrfVvc=');
+  });
+
+  it('matches the GET vector of the reference notes (path without query, no body)', () => {
+    expect(signL2(SECRET, 1700000000, 'GET', '/rewards/user')).toBe('yXJ65LwT_rNyYrt-TPX_otBGaAiQ9e6a2B-Y0qECFjI=');
+  });
+
+  it('accepts a base64url secret and builds the five headers', () => {
+    const urlSafe = Buffer.alloc(32, 0xfb).toString('base64').replace(/\+/g, '-').replace(/\//g, '_');
+    const standard = Buffer.alloc(32, 0xfb).toString('base64');
+    expect(signL2(urlSafe, 1, 'GET', '/x')).toBe(signL2(standard, 1, 'GET', '/x'));
+    const headers = l2Headers({ apiKey: 'k', secret: SECRET, passphrase: 'p', address: 'a' }, 1700000000, 'GET', '/rewards/user');
+    expect(headers).toEqual({ POLY_ADDRESS: 'a', POLY_API_KEY: 'k', POLY_PASSPHRASE: 'p', POLY_TIMESTAMP: '1700000000', POLY_SIGNATURE: 'yXJ65LwT_rNyYrt-TPX_otBGaAiQ9e6a2B-Y0qECFjI=' });
+  });
+});
+
+describe('log redaction', () => {
+  it('masks addresses, ids, UUID keys and registered secrets in messages and fields', () => {
+    const out: string[] = [];
+    const log = createLogger({ json: true, write: (l) => out.push(l) });
+    log.addSecrets('my-passphrase-value');
+    const address = '0x' + 'a1'.repeat(20);
+    const conditionId = '0x' + 'c3'.repeat(32);
+    log.warn(`GET /value?user=${address} failed`, { market: conditionId, key: '0c1d2e3f-1111-2222-3333-444455556666', note: 'my-passphrase-value' });
+    expect(out).toHaveLength(1);
+    expect(out[0]).not.toContain(address.slice(2));
+    expect(out[0]).not.toContain(conditionId.slice(2));
+    expect(out[0]).not.toContain('0c1d2e3f-1111');
+    expect(out[0]).not.toContain('my-passphrase-value');
+    expect(JSON.parse(out[0]!)).toMatchObject({ level: 'warn', msg: 'GET /value?user=0x[redacted] failed', market: '0x[redacted]', note: '[redacted]' });
+  });
+});
+
+describe('Polymarket parsing', () => {
+  it('reads Retry-After as seconds or as an HTTP date', () => {
+    expect(retryAfterMs('2')).toBe(2000);
+    expect(retryAfterMs(new Date(10_000 + 3000).toUTCString(), 10_000)).toBeGreaterThanOrEqual(2000);
+    expect(retryAfterMs(null)).toBeUndefined();
+    expect(retryAfterMs('soon')).toBeUndefined();
+  });
+
+  it('takes numbers and numeric strings, and rejects anything else naming the field', () => {
+    expect(decimal('12.5', 'earnings')).toBe(12.5);
+    expect(decimal(3, 'earnings')).toBe(3);
+    expect(() => decimal('abc', 'earnings')).toThrow('earnings is not a number');
+    expect(() => decimal(undefined, 'asset_rate')).toThrow('asset_rate is not a number');
+  });
+
+  it('reads row dates as ISO date-times, YYYY-MM-DD or epoch milliseconds', () => {
+    expect(rowDate('2024-03-26T00:00:00Z')).toBe('2024-03-26');
+    expect(rowDate('2024-03-26')).toBe('2024-03-26');
+    expect(rowDate(Date.UTC(2024, 2, 26))).toBe('2024-03-26');
+    expect(rowDate(String(Date.UTC(2024, 2, 26)))).toBe('2024-03-26');
+    expect(rowDate(undefined)).toBeUndefined();
+  });
+});
+
+describe('the demo source', () => {
+  it('is deterministic, and the payout dated D+1 is what accrued through day D', async () => {
+    const demo = new DemoSource();
+    const endOfDay = new Date(Date.parse('2026-03-10T00:00:00Z') - 1);
+    const accrued = await demo.accrual(endOfDay);
+    expect(accrued.usd).toBeCloseTo(await demo.payout('2026-03-10'), 3);
+    expect(await demo.payout('2026-03-10')).toBe(await new DemoSource().payout('2026-03-10'));
+    expect((await demo.accrual(new Date('2026-03-10T00:00:00Z'))).usd).toBe(0);
+  });
+});
+
+describe('writer configuration', () => {
+  const base = { WRITER_DATABASE_URL: 'postgres://stats_writer:x@127.0.0.1:1/postgres' };
+  it('defaults to demo without credentials and to polymarket with them', () => {
+    expect(sourceFromEnv({})).toBe('demo');
+    expect(sourceFromEnv({ CLOB_API_KEY: 'k' })).toBe('polymarket');
+    expect(sourceFromEnv({ WRITER_SOURCE: 'none', CLOB_API_KEY: 'k' })).toBe('none');
+  });
+  it('never picks demo silently beside credentials, and names missing variables', () => {
+    expect(() => sourceFromEnv({ WRITER_SOURCE: 'demo', CLOB_API_KEY: 'k' })).toThrow(/never shown instead of a real account/);
+    expect(() => writerConfigFromEnv({ ...base, WRITER_SOURCE: 'polymarket', CLOB_API_KEY: 'k' })).toThrow('needs CLOB_SECRET, CLOB_PASSPHRASE, POLY_ADDRESS');
+    expect(() => sourceFromEnv({ WRITER_SOURCE: 'bogus' })).toThrow('WRITER_SOURCE must be demo, polymarket or none');
+  });
+  it('uses FUNDER_ADDRESS for the Data API and falls back to POLY_ADDRESS', () => {
+    const env = { ...base, CLOB_API_KEY: 'k', CLOB_SECRET: SECRET, CLOB_PASSPHRASE: 'p', POLY_ADDRESS: '0xabc', SIGNATURE_TYPE: '1' };
+    expect(writerConfigFromEnv(env).polymarket).toMatchObject({ funder: '0xabc', funderExplicit: false, signatureType: 1, clobHost: 'https://clob.polymarket.com' });
+    expect(writerConfigFromEnv({ ...env, FUNDER_ADDRESS: '0xdef' }).polymarket).toMatchObject({ funder: '0xdef', funderExplicit: true });
+    expect(() => writerConfigFromEnv({ ...env, SIGNATURE_TYPE: '7' })).toThrow('SIGNATURE_TYPE must be 0, 1, 2 or 3');
+  });
+});
