@@ -4,7 +4,7 @@
 // in memory for this process and on disk under the cache directory.
 import { execFileSync } from 'node:child_process';
 import { createHash } from 'node:crypto';
-import { existsSync, mkdirSync, readFileSync, renameSync, rmSync, writeFileSync } from 'node:fs';
+import { existsSync, mkdirSync, readdirSync, readFileSync, renameSync, rmSync, writeFileSync } from 'node:fs';
 import { createRequire } from 'node:module';
 import path from 'node:path';
 
@@ -59,6 +59,10 @@ export function renderApiDocs(openapiJson: string, title: string, cacheDir: stri
   writeFileSync(outFile, withoutCdnAssets(readFileSync(outFile, 'utf8')));
   // Rename last, so a concurrent start never reads half a file.
   renameSync(outFile, cacheFile);
+  // Only the current rendering is worth keeping (2.5 MB each; a new key or URL makes a new one).
+  for (const old of readdirSync(cacheDir)) {
+    if (/^api-docs-[0-9a-f]+\.html$/.test(old) && path.join(cacheDir, old) !== cacheFile) rmSync(path.join(cacheDir, old), { force: true });
+  }
   const html = readFileSync(cacheFile, 'utf8');
   memo.set(hash, html);
   return html;

@@ -90,6 +90,19 @@ describe('renderSiteDocuments', () => {
       .equals(readFileSync(path.join(dir, 'a', 'api-docs.html')))).toBe(true);
     expect(readFileSync(path.join(dir, 'a', 'api-docs.html'), 'utf8')).not.toMatch(/cdn\.redoc\.ly/);
   });
+
+  it('a new key renders new api-docs and drops the stale cache entry', async () => {
+    const rotated = { ...cfg, ANON_KEY: (await completeSecrets({})).ANON_KEY };
+    renderSiteDocuments(rotated, path.join(dir, 'c'), { policyUpdated: '2026-03-04' });
+    const html = readFileSync(path.join(dir, 'c', 'api-docs.html'), 'utf8');
+    expect(html).toContain(rotated.ANON_KEY);
+    expect(html).not.toContain(cfg.ANON_KEY);
+    const cacheDir = path.join(cfg.dataDir, 'cache', 'site-documents');
+    const cached = readdirSync(cacheDir);
+    expect(cached.filter((f) => f.endsWith('.html'))).toHaveLength(1);
+    expect(readFileSync(path.join(cacheDir, cached.find((f) => f.endsWith('.html'))!), 'utf8')).toBe(html);
+    expect(cached.filter((f) => !f.endsWith('.html'))).toEqual([]);
+  }, 60_000);
 });
 
 describe('inputs', () => {
