@@ -58,8 +58,8 @@ function siteHostVars(cfg: Config): Record<string, string> {
     // Per address: 10 requests a second with bursts of 100 is far above polling once a minute.
     SITE_RATE_LIMIT: process.env.SITE_RATE_LIMIT || '10r/s',
     SITE_RATE_BURST: process.env.SITE_RATE_BURST || '100',
-    SITE_RATE_EXEMPT_GEO: limitLoopback ? '' : '    127.0.0.0/8 1;\n    ::1 1;',
-    SITE_MAX_BODY: '64k',
+    // 1 = loopback is never limited; a single value so compose's envsubst can set it too.
+    SITE_RATE_EXEMPT_LOOPBACK: limitLoopback ? '0' : '1',
   };
 }
 
