@@ -125,6 +125,23 @@ for (const kind of ['demo', 'import'] as const) {
   });
 }
 
+describe('the landing page on a phone', () => {
+  it('fits a narrow screen without sideways scrolling', async () => {
+    const context = await browser.newContext({ viewport: { width: 390, height: 844 }, deviceScaleFactor: 2, isMobile: true });
+    try {
+      const page = await context.newPage();
+      await page.goto(demo.cfg.siteUrl);
+      const widths = await page.evaluate(() => ({ doc: document.documentElement.scrollWidth, view: window.innerWidth }));
+      expect(widths.doc).toBeLessThanOrEqual(widths.view);
+      expect(await page.locator('svg.chart').boundingBox()).toMatchObject({ width: expect.any(Number) });
+      expect((await page.locator('svg.chart').boundingBox())!.width).toBeLessThanOrEqual(widths.view);
+      await page.screenshot({ path: path.join(OUT_DIR, 'landing-demo-phone.png'), fullPage: true });
+    } finally {
+      await context.close();
+    }
+  });
+});
+
 describe('WebMCP on the page', () => {
   it('registers get_stats and get_health when navigator.modelContext exists, and they answer', async () => {
     const siteUrl = imported.cfg.siteUrl;

@@ -1,0 +1,105 @@
+// The edge's small pure pieces: content negotiation, ETag comparison, the single-flight cache,
+// the chart and the wording rules. No stack needed beyond what the run starts anyway.
+import { describe, expect, it } from 'vitest';
+import { SingleFlight } from '../../edge/cache.ts';
+import { acceptQuality, etagMatches, prefersHtml, prefersMarkdown, strongEtag } from '../../edge/http.ts';
+import { nightsChart } from '../../edge/page/chart.ts';
+import { wantsHealth } from '../../edge/a2a.ts';
+import type { Part } from '@a2a-js/sdk';
+
+describe('content negotiation', () => {
+  it('picks Markdown only when the client names it and likes it at least as much as HTML', () => {
+    expect(prefersMarkdown('text/markdown')).toBe(true);
+    expect(prefersMarkdown('text/markdown, text/html')).toBe(true);
+    expect(prefersMarkdown('text/html;q=0.9, text/markdown')).toBe(true);
+    expect(prefersMarkdown('text/html, text/markdown;q=0.5')).toBe(false);
+    expect(prefersMarkdown('text/markdown;q=0')).toBe(false);
+    expect(prefersMarkdown('*/*')).toBe(false);
+    expect(prefersMarkdown(undefined)).toBe(false);
+    expect(prefersMarkdown('text/*')).toBe(false);
+  });
+
+  it('treats a client that names text/html as a browser, curl and API clients not', () => {
+    expect(prefersHtml('text/html,application/xhtml+xml,application/xml;q=0.9,*/*;q=0.8')).toBe(true);
+    expect(prefersHtml('*/*')).toBe(false);
+    expect(prefersHtml('application/json')).toBe(false);
+    expect(prefersHtml('application/json, text/html;q=0.5')).toBe(false);
+  });
+
+  it('uses the most specific matching range for the q-value', () => {
+    expect(acceptQuality('text/*;q=0.3, text/html;q=0.7, */*;q=0.1', 'text/html')).toEqual({ q: 0.7, explicit: true });
+    expect(acceptQuality('text/*;q=0.3, */*;q=0.1', 'text/markdown')).toEqual({ q: 0.3, explicit: false });
+    expect(acceptQuality('image/png', 'text/html')).toEqual({ q: 0, explicit: false });
+  });
+});
+
+describe('ETags', () => {
+  it('are strong, quoted, derived from the bytes, and compared weakly for If-None-Match', async () => {
+    const a = await strongEtag('{"a":1}\n');
+    expect(a).toMatch(/^"[A-Za-z0-9_-]{24}"$/);
+    expect(await strongEtag('{"a":1}\n')).toBe(a);
+    expect(await strongEtag('{"a":2}\n')).not.toBe(a);
+    expect(etagMatches(a, a)).toBe(true);
+    expect(etagMatches(`"x", W/${a}`, a)).toBe(true);
+    expect(etagMatches('*', a)).toBe(true);
+    expect(etagMatches('"x"', a)).toBe(false);
+    expect(etagMatches(null, a)).toBe(false);
+  });
+});
+
+describe('SingleFlight', () => {
+  it('shares one load among concurrent callers, caches it for the TTL, and does not cache failures', async () => {
+    let now = 0;
+    let loads = 0;
+    let fail = false;
+    const cache = new SingleFlight(async () => {
+      loads += 1;
+      await new Promise((r) => setTimeout(r, 10));
+      if (fail) throw new Error('upstream down');
+      return loads;
+    }, 1000, () => now);
+    expect(await Promise.all(Array.from({ length: 50 }, () => cache.get()))).toEqual(Array(50).fill(1));
+    expect(loads).toBe(1);
+    now = 999;
+    expect(await cache.get()).toBe(1);
+    now = 1000;
+    fail = true;
+    const failures = await Promise.allSettled([cache.get(), cache.get()]);
+    expect(failures.map((f) => f.status)).toEqual(['rejected', 'rejected']);
+    expect(loads).toBe(2);
+    fail = false;
+    expect(await cache.get()).toBe(3);
+  });
+});
+
+describe('the nights chart', () => {
+  it('draws one bar per night, scaled to the highest, and says so when there are none', () => {
+    const svg = nightsChart([{ date: '2026-01-01', usd: 10 }, { date: '2026-01-02', usd: 20 }, { date: '2026-01-03', usd: 0 }]);
+    const bars = [...svg.matchAll(/<rect class="bar" data-date="([^"]+)" data-usd="([^"]+)"[^>]* height="([\d.]+)"/g)];
+    expect(bars.map((b) => b[1])).toEqual(['2026-01-01', '2026-01-02', '2026-01-03']);
+    const heights = bars.map((b) => Number(b[3]));
+    expect(heights[1]).toBeCloseTo(heights[0]! * 2, 0);
+    expect(heights[2]).toBe(0);
+    expect(svg).toContain('role="img"');
+    expect(nightsChart([])).toMatch(/No payouts/);
+  });
+
+  it('escapes what it prints', () => {
+    expect(nightsChart([{ date: '<script>', usd: 1 }])).not.toContain('<script>');
+  });
+});
+
+describe('A2A: what the message asks for', () => {
+  const text = (value: string): Part => ({ content: { $case: 'text', value }, mediaType: 'text/plain', filename: '', metadata: undefined });
+  const data = (value: unknown): Part => ({ content: { $case: 'data', value }, mediaType: 'application/json', filename: '', metadata: undefined });
+  it('chooses health for questions about health or freshness, stats otherwise', () => {
+    expect(wantsHealth([text('health')])).toBe(true);
+    expect(wantsHealth([text('Is the data fresh?')])).toBe(true);
+    expect(wantsHealth([text('is the writer alive')])).toBe(true);
+    expect(wantsHealth([data({ skill: 'health' })])).toBe(true);
+    expect(wantsHealth([text('latest stats')])).toBe(false);
+    expect(wantsHealth([text("what was last night's payout?")])).toBe(false);
+    expect(wantsHealth([data({ skill: 'stats' })])).toBe(false);
+    expect(wantsHealth([])).toBe(false);
+  });
+});
