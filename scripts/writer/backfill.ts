@@ -10,6 +10,8 @@ export interface BackfillResult { nights: number; written: number; skipped: numb
 
 export async function backfill(db: WriterDb, source: Source, since: string, log: Logger): Promise<BackfillResult> {
   const today = store.utcDate(await store.serverNow(db));
+  // E.g. reads the server's clock so signatures are not rejected for skew; without it the local clock serves.
+  await source.prepare?.().catch((error: Error) => log.warn('source preparation failed', { error: error.message }));
   if (since > today) throw new Error(`--since ${since} lies after today (${today}).`);
   const known = new Set((await db.selectFrom('stats.payout').select('date').where('date', '>=', since).where('is_demo', '=', false).execute()).map((r) => r.date));
   const recheckFrom = store.addDays(today, -1);

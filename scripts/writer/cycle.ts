@@ -73,7 +73,8 @@ export async function runCycle(ctx: CycleContext, now?: Date): Promise<TaskResul
   const settled = store.addDays(today, -1);
   results.push(await task(ctx, `trading cost ${settled}`, async () => {
     // Once per settled day: a recorded cost is final (its inputs are snapshots that do not change).
-    const known = await ctx.db.selectFrom('stats.trading_cost').select('date').where('date', '=', settled).executeTakeFirst();
+    const known = await ctx.db.selectFrom('stats.trading_cost').select('date')
+      .where('date', '=', settled).where('is_demo', '=', source.name === 'demo').executeTakeFirst();
     if (known) return 'already recorded';
     const usd = await source.tradingCost(settled, ctx.db);
     if (usd === null) return 'not computable';
@@ -84,32 +85,38 @@ export async function runCycle(ctx: CycleContext, now?: Date): Promise<TaskResul
   return results;
 }
 
-/** Runs until `signal` aborts: heartbeat every heartbeatMs, a full cycle every intervalMs. */
+/**
+ * Runs until `signal` aborts: a heartbeat every heartbeatMs and a full cycle every intervalMs, on
+ * separate timers, so a slow cycle (retries, timeouts) never delays the heartbeat past "alive".
+ */
 export async function runLoop(ctx: CycleContext, opts: { intervalMs: number; heartbeatMs: number; signal: AbortSignal }): Promise<void> {
-  const { signal } = opts;
+  // Stops both timers on the caller's signal, or when the demo source finds real data.
+  const stop = new AbortController();
+  opts.signal.addEventListener('abort', () => stop.abort(), { once: true });
+  if (opts.signal.aborted) stop.abort();
+  let realData: store.RealDataPresent | undefined;
   const sleep = (ms: number) => new Promise<void>((resolve) => {
     const timer = setTimeout(resolve, ms);
-    signal.addEventListener('abort', () => { clearTimeout(timer); resolve(); }, { once: true });
+    stop.signal.addEventListener('abort', () => { clearTimeout(timer); resolve(); }, { once: true });
   });
-  ctx.log.info('writer running', { source: ctx.source.name, interval_minutes: opts.intervalMs / 60_000 });
-  let nextCycle = 0;
-  try {
-    while (!signal.aborted) {
-      await heartbeat(ctx);
-      if (Date.now() >= nextCycle) {
-        nextCycle = Date.now() + opts.intervalMs;
+  const every = async (ms: number, step: () => Promise<unknown>) => {
+    while (!stop.signal.aborted) {
+      try {
+        await step();
+      } catch (error) {
+        if (error instanceof store.RealDataPresent) {
+          realData = error;
+          stop.abort();
+          return;
+        }
         // Even the database being away must not end the loop: log it and try again next time.
-        await runCycle(ctx).catch((error: Error) => {
-          if (error instanceof store.RealDataPresent) throw error;
-          ctx.log.error('cycle failed', { error: error.message });
-        });
+        ctx.log.error('writer step failed', { error: (error as Error).message });
       }
-      await sleep(Math.max(1, Math.min(opts.heartbeatMs, nextCycle - Date.now())));
+      await sleep(ms);
     }
-  } catch (error) {
-    if (!(error instanceof store.RealDataPresent)) throw error;
-    ctx.log.warn('real data is present: the demo source stops here', { reason: error.message });
-    return;
-  }
-  ctx.log.info('writer stopped');
+  };
+  ctx.log.info('writer running', { source: ctx.source.name, interval_minutes: opts.intervalMs / 60_000 });
+  await Promise.all([every(opts.heartbeatMs, () => heartbeat(ctx)), every(opts.intervalMs, () => runCycle(ctx))]);
+  if (realData) ctx.log.warn('real data is present: the demo source stops here', { reason: realData.message });
+  else ctx.log.info('writer stopped');
 }
