@@ -79,6 +79,12 @@ describe('A2A raw JSON-RPC', () => {
     expect(body.result.parts[1].data.attribution.name).toBe('Public Stats Service');
   });
 
+  it('stores no task however many messages it answers (ListTasks, protocol 1.0)', async () => {
+    for (let i = 0; i < 5; i++) expect((await rpc(send03('stats'))).status).toBe(200);
+    const body = await (await rpc(JSON.stringify({ jsonrpc: '2.0', id: 9, method: 'ListTasks', params: {} }), { 'content-type': 'application/json', 'a2a-version': '1.0' })).json();
+    expect(body.result).toMatchObject({ tasks: [], totalSize: 0 });
+  });
+
   it('an unknown method gets -32601', async () => {
     const body = await (await rpc(JSON.stringify({ jsonrpc: '2.0', id: 5, method: 'tasks/frobnicate', params: {} }))).json();
     expect(body).toMatchObject({ id: 5, error: { code: -32601 } });
