@@ -96,7 +96,8 @@ export function skillFrontMatter(text: string, origin: string): { name: string; 
 }
 
 export function renderSiteDocuments(cfg: DocumentsConfig, outDir: string, options: RenderOptions = {}): void {
-  const policyUpdated = policyUpdatedDate(options.policyUpdated ?? loadEnv().POLICY_UPDATED);
+  const env = loadEnv();
+  const policyUpdated = policyUpdatedDate(options.policyUpdated ?? env.POLICY_UPDATED);
   const vars = templateVars(cfg, policyUpdated);
   const urls = publicUrls(cfg);
   const files = new Map<string, string>();
