@@ -40,7 +40,8 @@ describe('/api-docs', () => {
       for (const [route, summaries] of Object.entries(pages)) {
         await page.goto(`${siteUrl}/api-docs#/${route}`, { waitUntil: 'networkidle' });
         await page.reload({ waitUntil: 'networkidle' });
-        await page.getByText(summaries[0]!, { exact: true }).first().waitFor({ timeout: 10_000 });
+        // The route's content renders after hydration; its last expected string (an operation path) marks it.
+        await page.waitForFunction((marker) => document.body.innerText.includes(marker), summaries.at(-1)!, { timeout: 20_000 });
         const text = await page.locator('body').innerText();
         for (const summary of summaries) expect(text, `${route}: ${summary}`).toContain(summary);
       }
