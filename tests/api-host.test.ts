@@ -125,6 +125,18 @@ describe('landing_stats', () => {
   });
 });
 
+describe('RFC 8631 links', () => {
+  it('point every API answer at the OpenAPI description, the docs and the status operation', async () => {
+    const { siteUrl } = inject('stack');
+    for (const url of [STATS, HEALTH]) {
+      const link = (await fetch(url, { headers: { apikey: anonKey } })).headers.get('link') ?? '';
+      expect(link).toContain(`<${siteUrl}/openapi.json>; rel="service-desc"`);
+      expect(link).toContain(`<${siteUrl}/api-docs>; rel="service-doc"`);
+      expect(link).toContain(`<${HEALTH}>; rel="status"`);
+    }
+  });
+});
+
 describe('landing_health', () => {
   it('is GET only and never cached', async () => {
     const res = await fetch(HEALTH, { headers: { apikey: anonKey } });
