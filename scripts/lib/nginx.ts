@@ -5,6 +5,7 @@ import { chownSync, existsSync, mkdirSync, readdirSync, readFileSync, rmSync, st
 import path from 'node:path';
 import { ROOT_DIR, type Config } from './config.ts';
 import { startChild, waitUntil, type Child, type Log } from './processes.ts';
+import { tunables } from './edge.ts';
 import { renderSiteDocuments } from '../site/render.ts';
 
 export const NGINX_DIR = path.join(ROOT_DIR, 'site', 'nginx');
@@ -51,13 +52,14 @@ export function nginxVars(cfg: Config, prefix: string): Record<string, string> {
 
 /** The site host's own settings (site.conf.template): the edge upstream, its microcache and limits. */
 function siteHostVars(cfg: Config): Record<string, string> {
-  const limitLoopback = process.env.SITE_RATE_LIMIT_LOOPBACK === '1';
+  const env = tunables();
+  const limitLoopback = env.SITE_RATE_LIMIT_LOOPBACK === '1';
   return {
     EDGE_UPSTREAM: `${cfg.bindHost}:${cfg.edgePort}`,
-    SITE_MICROCACHE_SECONDS: process.env.SITE_MICROCACHE_SECONDS || '5',
+    SITE_MICROCACHE_SECONDS: env.SITE_MICROCACHE_SECONDS || '5',
     // Per address: 10 requests a second with bursts of 100 is far above polling once a minute.
-    SITE_RATE_LIMIT: process.env.SITE_RATE_LIMIT || '10r/s',
-    SITE_RATE_BURST: process.env.SITE_RATE_BURST || '100',
+    SITE_RATE_LIMIT: env.SITE_RATE_LIMIT || '10r/s',
+    SITE_RATE_BURST: env.SITE_RATE_BURST || '100',
     // 1 = loopback is never limited; a single value so compose's envsubst can set it too.
     SITE_RATE_EXEMPT_LOOPBACK: limitLoopback ? '0' : '1',
   };
