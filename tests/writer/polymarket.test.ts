@@ -236,6 +236,17 @@ describe('the writer against the fake Polymarket', () => {
     expect(counts).toEqual([{ a: 3, b: 2, h: 3 }]); // one observation per run, none twice
   }, 60_000);
 
+  it('stops `run` cleanly on SIGTERM after its cycle', async () => {
+    const run = startCli(['run'], env);
+    run.child.stdin!.end();
+    for (let i = 0; i < 300 && !run.stdout().includes('"cycle done"'); i++) await new Promise((r) => setTimeout(r, 50));
+    run.child.kill('SIGTERM');
+    const result = await run.result;
+    runs.push(result);
+    expect(result.code).toBe(0);
+    expect(result.lines.map((l) => l.msg)).toEqual(expect.arrayContaining(['writer running', 'cycle done', 'SIGTERM: stopping after the current step', 'writer stopped']));
+  }, 30_000);
+
   it('never lets addresses, credentials, condition ids or order ids reach the logs, the database or the API', async () => {
     const a = fake.account;
     const secrets = [a.address, a.funder, a.apiKey, a.secret, a.passphrase, ...a.orders.map((o) => o.id), a.trades[0]!.maker_orders[0]!.order_id,
