@@ -1,9 +1,8 @@
 // `npm run keys`: writes any missing secret and the anon key into .env. Never overwrites a value;
 // `npm run keys -- --rotate-anon-key` signs a new JWT secret and anon key (the old key stops working).
 import { existsSync, readFileSync, writeFileSync } from 'node:fs';
-import path from 'node:path';
 import { parseEnv } from 'node:util';
-import { ROOT_DIR, type Secrets } from './lib/config.ts';
+import { envFilePath, type Secrets } from './lib/config.ts';
 import { completeSecrets } from './lib/keys.ts';
 
 export async function ensureEnvFile(envFile: string, rotateAnonKey = false): Promise<string[]> {
@@ -24,7 +23,7 @@ export async function ensureEnvFile(envFile: string, rotateAnonKey = false): Pro
 }
 
 if (import.meta.url === `file://${process.argv[1]}`) {
-  const envFile = path.join(ROOT_DIR, '.env');
+  const envFile = envFilePath();
   const changed = await ensureEnvFile(envFile, process.argv.includes('--rotate-anon-key'));
   console.log(changed.length ? `Wrote ${changed.join(', ')} to ${envFile}.` : `${envFile} already holds every key.`);
 }

@@ -1,6 +1,6 @@
 // `npm start`: the whole service on this machine, in the foreground. Ctrl-C or SIGTERM stops every child.
 import path from 'node:path';
-import { configFromEnv, loadEnv, ROOT_DIR } from './lib/config.ts';
+import { configFromEnv, envFilePath, loadEnv, ROOT_DIR } from './lib/config.ts';
 import { startStack } from './lib/stack.ts';
 import { ensureEnvFile } from './keys.ts';
 import { writerConfigFromEnv } from './writer/config.ts';
@@ -11,7 +11,7 @@ const log = (line: string) => console.log(line);
 
 async function main() {
   // ENV_FILE lets a test (or a second local instance) keep its secrets apart from the checkout's .env.
-  const envFile = process.env.ENV_FILE || path.join(ROOT_DIR, '.env');
+  const envFile = envFilePath();
   const generated = await ensureEnvFile(envFile);
   if (generated.length) log(`Generated ${generated.join(', ')} into ${path.relative(ROOT_DIR, envFile) || envFile} (kept across restarts; never commit it).`);
   const env = loadEnv(envFile);

@@ -133,11 +133,9 @@ async function main() {
     extra.push(ceiling);
 
     // A second API host rendered with the microcache off: the gateway's own cost over PostgREST.
-    process.env.API_PROXY_CACHE = 'off';
-    const uncachedCfg = { ...stack.cfg, dataDir: mkdtempSync(path.join(tmpdir(), 'bench-uncached-')), apiPort: await freePort(), sitePort: await freePort() };
+    const uncachedCfg = { ...stack.cfg, apiMicrocacheSeconds: 0, dataDir: mkdtempSync(path.join(tmpdir(), 'bench-uncached-')), apiPort: await freePort(), sitePort: await freePort() };
     execFileSync('chmod', ['755', uncachedCfg.dataDir]);
     const uncached = await startNginx(uncachedCfg, () => {});
-    delete process.env.API_PROXY_CACHE;
     extra.push({ child: uncached, dir: uncachedCfg.dataDir });
 
     const paths: Path[] = [

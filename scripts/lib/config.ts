@@ -42,12 +42,38 @@ export interface Config extends Secrets {
   dataDir: string;
   /** PostgREST connection pool size. */
   postgrestPool: number;
+  /** nginx worker processes. */
+  nginxWorkers: number;
+  /** Seconds nginx keeps a landing_stats answer; 0 turns the microcache off (the benchmark's uncached path). */
+  apiMicrocacheSeconds: number;
+  /** Seconds nginx keeps an /api/stats answer of the edge. */
+  siteMicrocacheSeconds: number;
+  /** Per-address rate limit of the site host (nginx limit_req rate, e.g. "10r/s") and its burst. */
+  siteRateLimit: string;
+  siteRateBurst: number;
+  /** Limit loopback too (by default loopback is exempt, so local benchmarks measure the service). */
+  siteRateLimitLoopback: boolean;
+  /** The edge server's own tunables (edge/config.ts), passed through as set. */
+  edgeTunables: Record<string, string>;
+}
+
+const EDGE_TUNABLES = ['EDGE_STATS_TTL_SECONDS', 'EDGE_HEALTH_TTL_SECONDS', 'EDGE_UPSTREAM_TIMEOUT_SECONDS'];
+
+function count(env: Env, name: string, fallback: number, min = 0): number {
+  const raw = env[name];
+  if (raw === undefined || raw === '') return fallback;
+  const value = Number(raw);
+  if (!Number.isInteger(value) || value < min) throw new Error(`${name} must be a whole number of at least ${min}, got "${raw}".`);
+  return value;
 }
 
 export type Env = Record<string, string | undefined>;
 
-/** Reads `.env` (if any) under the process environment, which wins. */
-export function loadEnv(envFile = path.join(ROOT_DIR, '.env')): Env {
+/** The file of secrets and settings: ENV_FILE, else `.env` in the checkout. */
+export const envFilePath = (): string => process.env.ENV_FILE || path.join(ROOT_DIR, '.env');
+
+/** Reads the env file (if any) under the process environment, which wins. */
+export function loadEnv(envFile = envFilePath()): Env {
   const fromFile = existsSync(envFile) ? parseEnv(readFileSync(envFile, 'utf8')) : {};
   return { ...fromFile, ...process.env };
 }
@@ -76,6 +102,12 @@ function origin(env: Env, name: string, fallback: string): string {
   return url.origin;
 }
 
+function rate(env: Env, name: string, fallback: string): string {
+  const raw = env[name] || fallback;
+  if (!/^\d+r\/[sm]$/.test(raw)) throw new Error(`${name} must be a rate like 10r/s or 600r/m, got "${raw}".`);
+  return raw;
+}
+
 /** Builds the configuration; throws with a sentence naming the variable when one is malformed or missing. */
 export function configFromEnv(env: Env): Config {
   const bindHost = env.BIND_HOST || '127.0.0.1';
@@ -98,7 +130,14 @@ export function configFromEnv(env: Env): Config {
     postgresPort: port(env, 'POSTGRES_PORT', 54329),
     databaseUrl: env.DATABASE_URL || undefined,
     dataDir: path.resolve(ROOT_DIR, env.DATA_DIR || '.data'),
-    postgrestPool: Number(env.POSTGREST_DB_POOL || 10),
+    postgrestPool: count(env, 'POSTGREST_DB_POOL', 10, 1),
+    nginxWorkers: count(env, 'NGINX_WORKERS', 2, 1),
+    apiMicrocacheSeconds: count(env, 'API_MICROCACHE_SECONDS', 5),
+    siteMicrocacheSeconds: count(env, 'SITE_MICROCACHE_SECONDS', 5, 1),
+    siteRateLimit: rate(env, 'SITE_RATE_LIMIT', '10r/s'),
+    siteRateBurst: count(env, 'SITE_RATE_BURST', 100),
+    siteRateLimitLoopback: env.SITE_RATE_LIMIT_LOOPBACK === '1',
+    edgeTunables: Object.fromEntries(EDGE_TUNABLES.filter((name) => env[name]).map((name) => [name, env[name]!])),
     JWT_SECRET: env.JWT_SECRET!,
     ANON_KEY: env.ANON_KEY!,
     AUTHENTICATOR_PASSWORD: env.AUTHENTICATOR_PASSWORD!,

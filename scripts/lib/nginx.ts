@@ -5,7 +5,6 @@ import { chownSync, existsSync, mkdirSync, readdirSync, readFileSync, rmSync, st
 import path from 'node:path';
 import { ROOT_DIR, type Config } from './config.ts';
 import { startChild, waitUntil, type Child, type Log } from './processes.ts';
-import { tunables } from './edge.ts';
 import { renderSiteDocuments } from '../site/render.ts';
 
 export const NGINX_DIR = path.join(ROOT_DIR, 'site', 'nginx');
@@ -33,16 +32,15 @@ export function findNginx(): string {
 export function nginxVars(cfg: Config, prefix: string): Record<string, string> {
   return {
     NGINX_PREFIX: prefix,
-    NGINX_WORKERS: process.env.NGINX_WORKERS || '2',
+    NGINX_WORKERS: String(cfg.nginxWorkers),
     NGINX_MIME_TYPES: '/etc/nginx/mime.types',
     NGINX_CACHE_DIR: path.join(prefix, 'cache'),
     API_LISTEN: `${cfg.bindHost}:${cfg.apiPort}`,
     SITE_LISTEN: `${cfg.bindHost}:${cfg.sitePort}`,
     SITE_ROOT: path.join(prefix, 'html'),
     POSTGREST_UPSTREAM: `${cfg.bindHost}:${cfg.postgrestPort}`,
-    API_MICROCACHE_SECONDS: process.env.API_MICROCACHE_SECONDS || '5',
-    // "off" only for the benchmark's uncached path
-    API_PROXY_CACHE: process.env.API_PROXY_CACHE || 'api_micro',
+    API_MICROCACHE_SECONDS: String(Math.max(cfg.apiMicrocacheSeconds, 1)),
+    API_PROXY_CACHE: cfg.apiMicrocacheSeconds > 0 ? 'api_micro' : 'off',
     ANON_KEY: cfg.ANON_KEY,
     PUBLIC_API_URL: cfg.apiUrl,
     PUBLIC_SITE_URL: cfg.siteUrl,
@@ -52,16 +50,13 @@ export function nginxVars(cfg: Config, prefix: string): Record<string, string> {
 
 /** The site host's own settings (site.conf.template): the edge upstream, its microcache and limits. */
 function siteHostVars(cfg: Config): Record<string, string> {
-  const env = tunables();
-  const limitLoopback = env.SITE_RATE_LIMIT_LOOPBACK === '1';
   return {
     EDGE_UPSTREAM: `${cfg.bindHost}:${cfg.edgePort}`,
-    SITE_MICROCACHE_SECONDS: env.SITE_MICROCACHE_SECONDS || '5',
-    // Per address: 10 requests a second with bursts of 100 is far above polling once a minute.
-    SITE_RATE_LIMIT: env.SITE_RATE_LIMIT || '10r/s',
-    SITE_RATE_BURST: env.SITE_RATE_BURST || '100',
+    SITE_MICROCACHE_SECONDS: String(cfg.siteMicrocacheSeconds),
+    SITE_RATE_LIMIT: cfg.siteRateLimit,
+    SITE_RATE_BURST: String(cfg.siteRateBurst),
     // 1 = loopback is never limited; a single value so compose's envsubst can set it too.
-    SITE_RATE_EXEMPT_LOOPBACK: limitLoopback ? '0' : '1',
+    SITE_RATE_EXEMPT_LOOPBACK: cfg.siteRateLimitLoopback ? '0' : '1',
   };
 }
 

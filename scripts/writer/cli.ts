@@ -75,7 +75,7 @@ async function main(argv: string[]): Promise<number> {
   let cfg: WriterConfig;
   try {
     // The same file `npm start` reads (ENV_FILE, else .env), so both reach the same database.
-    cfg = writerConfigFromEnv(process.env.ENV_FILE ? loadEnv(process.env.ENV_FILE) : loadEnv());
+    cfg = writerConfigFromEnv(loadEnv());
   } catch (error) {
     log.error((error as Error).message);
     return 1;

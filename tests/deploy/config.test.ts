@@ -9,7 +9,7 @@ import { envExampleNames } from '../support/env-example.ts';
 // Read from the environment but not configuration an operator sets: the process's own environment,
 // variables the stack hands its children (edge/writer) from settings .env.example already names,
 // and the benchmark's knobs (documented in the README).
-const NOT_OPERATOR_SETTINGS = new Set(['PATH', 'HOME', 'NODE_ENV', 'TZ', 'CI', 'BENCH_SECONDS', 'BENCH_ROUNDS', 'API_PROXY_CACHE']);
+const NOT_OPERATOR_SETTINGS = new Set(['PATH', 'HOME', 'NODE_ENV', 'TZ', 'CI', 'BENCH_SECONDS', 'BENCH_ROUNDS']);
 
 function sourceFiles(dir: string): string[] {
   return readdirSync(dir).flatMap((entry) => {

@@ -9,14 +9,7 @@ const LIMIT_ENV = { SITE_RATE_LIMIT: '1r/s', SITE_RATE_BURST: '5', SITE_RATE_LIM
 let stack: TestStack;
 
 beforeAll(async () => {
-  // nginxVars reads these from the process environment, like every other nginx tunable.
-  const saved = Object.fromEntries(Object.keys(LIMIT_ENV).map((k) => [k, process.env[k]]));
-  Object.assign(process.env, LIMIT_ENV);
-  try {
-    stack = await startTestStack();
-  } finally {
-    for (const [k, v] of Object.entries(saved)) if (v === undefined) delete process.env[k]; else process.env[k] = v;
-  }
+  stack = await startTestStack({ env: LIMIT_ENV });
 });
 afterAll(async () => { await stack?.destroy(); });
 
