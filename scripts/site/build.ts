@@ -10,7 +10,7 @@ if (!outDir) {
   process.exit(2);
 }
 try {
-  const cfg = configFromEnv(loadEnv());
+  const cfg = configFromEnv(loadEnv(), ['ANON_KEY', 'HTTP_SIG_PRIVATE_KEY']);
   renderSiteDocuments(cfg, path.resolve(outDir));
   console.log(`Rendered the site documents for ${cfg.siteUrl} (API host ${cfg.apiUrl}) into ${path.resolve(outDir)}.`);
 } catch (error) {

@@ -54,7 +54,7 @@ function host(env: Env, name: string, fallback: string): string {
 /** The writer role's connection: WRITER_DATABASE_URL, else derived from the stack's database settings. */
 function writerDatabaseUrl(env: Env): string {
   if (env.WRITER_DATABASE_URL) return env.WRITER_DATABASE_URL;
-  const cfg = configFromEnv(env);
+  const cfg = configFromEnv(env, ['WRITER_DB_PASSWORD']);
   const base = cfg.databaseUrl ?? `postgres://${cfg.bindHost}:${cfg.postgresPort}/postgres`;
   const url = new URL(base);
   url.username = 'stats_writer';

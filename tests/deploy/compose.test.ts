@@ -87,6 +87,15 @@ describe('docker-compose.yml', () => {
     for (const name of ['rest', 'edge']) expect(services[name]!.ports).toBeUndefined();
   });
 
+  it('hands each container only its own secrets', () => {
+    expect(composeText).not.toMatch(/env_file/);
+    const secretsOf = (name: string) => Object.values(services[name]!.environment ?? {}).join(' ');
+    expect(secretsOf('edge')).not.toMatch(/JWT_SECRET|POSTGRES_PASSWORD|WRITER_DB_PASSWORD|AUTHENTICATOR_PASSWORD|HTTP_SIG_PRIVATE_KEY/);
+    expect(secretsOf('writer')).not.toMatch(/JWT_SECRET|POSTGRES_PASSWORD|AUTHENTICATOR_PASSWORD|HTTP_SIG_PRIVATE_KEY/);
+    expect(secretsOf('site')).not.toMatch(/JWT_SECRET|POSTGRES_PASSWORD|WRITER_DB_PASSWORD|AUTHENTICATOR_PASSWORD/);
+    expect(secretsOf('gateway')).not.toMatch(/JWT_SECRET|POSTGRES_PASSWORD|WRITER_DB_PASSWORD|AUTHENTICATOR_PASSWORD|HTTP_SIG_PRIVATE_KEY/);
+  });
+
   it('never runs the demo source in production', () => {
     expect(services.writer!.environment!.WRITER_SOURCE).toBe('${WRITER_SOURCE:-polymarket}');
   });
