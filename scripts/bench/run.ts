@@ -15,12 +15,13 @@ const DURATION_S = Number(process.env.BENCH_SECONDS || 8);
 const ROUNDS = Number(process.env.BENCH_ROUNDS || 3);
 const CONNECTIONS = 64;
 
-interface Path { name: string; url: string; headers?: Record<string, string>; target?: { ratio: number; of: string } }
+interface Path { name: string; url: string; headers?: Record<string, string>; script?: string; target?: { ratio: number; of: string } }
 interface Run { rps: number; p50: number; p99: number }
 
 function wrk(p: Path, seconds = DURATION_S): Run {
   const args = ['-t2', `-c${CONNECTIONS}`, `-d${seconds}s`, '--latency', '--timeout', '5s'];
   for (const [k, v] of Object.entries(p.headers ?? {})) args.push('-H', `${k}: ${v}`);
+  if (p.script) args.push('-s', p.script);
   const out = execFileSync('wrk', [...args, p.url], { encoding: 'utf8', timeout: (seconds + 20) * 1000 });
   const ms = (label: string) => {
     const m = out.match(new RegExp(`^\\s*${label}\\s+([\\d.]+)(us|ms|s)`, 'm'));
@@ -138,11 +139,24 @@ async function main() {
     const uncached = await startNginx(uncachedCfg, () => {});
     extra.push({ child: uncached, dir: uncachedCfg.dataDir });
 
+    const site = stack.cfg.siteUrl;
+    const etag = (await fetch(`${site}/api/stats`)).headers.get('etag');
+    if (!etag) throw new Error('/api/stats sent no ETag.');
+    // wrk sends a body only from a Lua script: a tools/call on /mcp as an MCP client would send it.
+    const mcpScript = path.join(ceiling.dir, 'mcp.lua');
+    writeFileSync(mcpScript, `wrk.method = "POST"
+wrk.body = '{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"get_stats","arguments":{}}}'
+wrk.headers["Content-Type"] = "application/json"
+wrk.headers["Accept"] = "application/json, text/event-stream"
+`);
     const paths: Path[] = [
       { name: 'static file (ceiling)', url: ceiling.url },
       { name: 'API host, landing_stats cached', url: api, headers: key, target: { ratio: 0.8, of: 'static file (ceiling)' } },
       { name: 'API host, landing_stats uncached', url: `http://${uncachedCfg.bindHost}:${uncachedCfg.apiPort}/rest/v1/rpc/landing_stats`, headers: key, target: { ratio: 0.9, of: 'PostgREST direct' } },
       { name: 'PostgREST direct', url: `http://${stack.cfg.bindHost}:${stack.cfg.postgrestPort}/rpc/landing_stats` },
+      { name: 'site /api/stats (cached)', url: `${site}/api/stats`, target: { ratio: 0.7, of: 'static file (ceiling)' } },
+      { name: 'site /api/stats, If-None-Match (304)', url: `${site}/api/stats`, headers: { 'If-None-Match': etag } },
+      { name: 'site /mcp tools/call get_stats', url: `${site}/mcp`, script: mcpScript },
     ];
     for (const p of paths) wrk(p, 2); // warm-up
     const runs = new Map<string, Run[]>(paths.map((p) => [p.name, []]));
