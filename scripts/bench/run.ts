@@ -65,7 +65,7 @@ async function sqlTimings(adminUrl: string, label: string) {
   await c.connect();
   for (let i = 0; i < 25; i++) { const t = await timeOf(c); if (i >= 5) warm.push(t); }
   // Every plan inside the function, via auto_explain on a fresh connection.
-  const plans: { relation: string; node: string; indexCond: boolean }[] = [];
+  const plans: { relation: string; node: string; index: string; indexCond: boolean }[] = [];
   const p = new pg.Client({ connectionString: adminUrl });
   await p.connect();
   p.on('notice', (n) => {
@@ -73,7 +73,7 @@ async function sqlTimings(adminUrl: string, label: string) {
     const json = text.slice(text.indexOf('{'));
     try {
       const walk = (node: Record<string, unknown>) => {
-        if (node['Relation Name']) plans.push({ relation: String(node['Relation Name']), node: String(node['Node Type']), indexCond: 'Index Cond' in node });
+        if (node['Relation Name']) plans.push({ relation: String(node['Relation Name']), node: String(node['Node Type']), index: String(node['Index Name'] ?? ''), indexCond: 'Index Cond' in node });
         for (const child of (node.Plans as Record<string, unknown>[] | undefined) ?? []) walk(child);
       };
       walk(JSON.parse(json).Plan);
@@ -93,7 +93,8 @@ async function sqlTimings(adminUrl: string, label: string) {
   const history = new Set(['accrual', 'breadth', 'capital', 'heartbeat']);
   const scans = plans.filter((x) => history.has(x.relation));
   const seq = scans.filter((x) => /Seq Scan/.test(x.node));
-  const withoutCond = scans.filter((x) => !x.indexCond && !/Seq Scan/.test(x.node));
+  // A partial index of demo rows holds no history, so reading it whole is no scan of history.
+  const withoutCond = scans.filter((x) => !x.indexCond && !/Seq Scan/.test(x.node) && !x.index.endsWith('_demo_idx'));
   return { label, warm: median(warm), cold: median(cold), scans: scans.length, seq: seq.length, withoutCond: withoutCond.map((x) => `${x.node} on ${x.relation}`) };
 }
 

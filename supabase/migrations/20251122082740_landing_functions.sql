@@ -11,10 +11,11 @@
 -- stays flat however much history accumulates. Generic plans: every statement is planned once per
 -- connection, not on every call (the plans are the same whatever the clock says).
 
--- ISO 8601 UTC with a Z, whatever the session's TimeZone is.
+-- ISO 8601 UTC with a Z, whatever the session's TimeZone is. No SET clause, so the planner can
+-- inline it; it names only pg_catalog, qualified.
 create function stats.iso(ts timestamptz) returns text
-language sql stable parallel safe set search_path = '' as $$
-  select to_char(ts at time zone 'UTC', 'YYYY-MM-DD"T"HH24:MI:SS"Z"')
+language sql stable parallel safe as $$
+  select pg_catalog.to_char(pg_catalog.timezone('UTC', ts), 'YYYY-MM-DD"T"HH24:MI:SS"Z"')
 $$;
 
 create function stats.stats_at(p_now timestamptz) returns json
@@ -39,9 +40,6 @@ declare
   r_costs numeric;
   r_net numeric;
   r_base numeric;
-  r_day_stake numeric;
-  r_stake_sum numeric := 0;
-  r_stake_days integer := 0;
 begin
   select * into cfg from stats.settings;
 
@@ -72,19 +70,16 @@ begin
     r_net := r_rewards - r_costs;
     -- Capital base: mean over the window's days of each day's last at-stake snapshot,
     -- days without one skipped; with none at all, the latest snapshot.
-    -- One limit-1 index probe per day (a loop of simple statements plans once and stays cheap).
-    for i in 0 .. last_night.date - r_from loop
-      select c.cash_usd + c.inventory_usd into r_day_stake from stats.capital c
-        where c.observed_at >= (r_from + i)::timestamp at time zone 'UTC'
-          and c.observed_at < (r_from + i + 1)::timestamp at time zone 'UTC'
+    -- One limit-1 index probe per day, in one statement; day bounds in absolute time (24 h steps
+    -- from the first UTC midnight), so no row converts time zones.
+    select avg(s.at_stake) into r_base
+      from generate_series(r_from::timestamp at time zone 'UTC', last_night.date::timestamp at time zone 'UTC', interval '24 hours') as g(day_start)
+      cross join lateral (
+        select c.cash_usd + c.inventory_usd as at_stake from stats.capital c
+        where c.observed_at >= g.day_start and c.observed_at < g.day_start + interval '24 hours'
           and c.observed_at <= p_now
-        order by c.observed_at desc limit 1;
-      if found then
-        r_stake_sum := r_stake_sum + r_day_stake;
-        r_stake_days := r_stake_days + 1;
-      end if;
-    end loop;
-    r_base := case when r_stake_days > 0 then r_stake_sum / r_stake_days else cap.cash_usd + cap.inventory_usd end;
+        order by c.observed_at desc limit 1) s;
+    r_base := coalesce(r_base, cap.cash_usd + cap.inventory_usd);
     if r_base <= 0 then r_base := null; end if;
   end if;
   v_returns := json_build_object(
@@ -100,7 +95,7 @@ begin
 
   -- The latest time a published figure changed.
   v_updated := greatest(
-    (select max(a.observed_at) from stats.accrual a where a.observed_at <= p_now),
+    coalesce(acc.observed_at, (select max(a.observed_at) from stats.accrual a where a.observed_at <= p_now)),
     brd.observed_at,
     cap.observed_at,
     (select max(p.updated_at) from stats.payout p where p.date <= today),
