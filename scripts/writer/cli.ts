@@ -71,6 +71,13 @@ async function main(argv: string[]): Promise<number> {
     process.stdout.write(`${HELP[command]}\n`);
     return 0;
   }
+  // Arguments first, so a usage error is reported as one whatever the configuration holds.
+  if (command === 'import' && rest.length !== 1) usageError('import takes exactly one argument: a file, or - for stdin.', 'import');
+  const sinceAt = rest.indexOf('--since');
+  const since = sinceAt >= 0 ? rest[sinceAt + 1] : undefined;
+  if (command === 'backfill' && (!since || !/^\d{4}-\d{2}-\d{2}$/.test(since) || Number.isNaN(Date.parse(since)))) {
+    usageError('backfill needs --since YYYY-MM-DD.', 'backfill');
+  }
   const log = createLogger();
   let cfg: WriterConfig;
   try {
@@ -83,16 +90,8 @@ async function main(argv: string[]): Promise<number> {
   switch (command) {
     case 'run': return run(cfg, log);
     case 'once': return once(cfg, log);
-    case 'import': {
-      if (rest.length !== 1) usageError('import takes exactly one argument: a file, or - for stdin.', 'import');
-      return importCommand(cfg, log, rest[0]!);
-    }
-    case 'backfill': {
-      const i = rest.indexOf('--since');
-      const since = i >= 0 ? rest[i + 1] : undefined;
-      if (!since || !/^\d{4}-\d{2}-\d{2}$/.test(since) || Number.isNaN(Date.parse(since))) usageError('backfill needs --since YYYY-MM-DD.', 'backfill');
-      return backfillCommand(cfg, log, since);
-    }
+    case 'import': return importCommand(cfg, log, rest[0]!);
+    case 'backfill': return backfillCommand(cfg, log, since!);
     default: return statusCommand(cfg);
   }
 }
