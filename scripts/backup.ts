@@ -3,7 +3,7 @@
 // the migrations, so a restore first migrates the target, then loads the rows with their original
 // times, corrections and settings, in one transaction. The target must hold no data.
 import { execFileSync } from 'node:child_process';
-import { existsSync, mkdirSync, readdirSync, readFileSync, rmSync, statSync, writeFileSync } from 'node:fs';
+import { existsSync, mkdirSync, readdirSync, readFileSync, renameSync, rmSync, statSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import pg from 'pg';
@@ -20,12 +20,23 @@ function pgTool(name: string): string {
   throw new Error(`${name} is not installed: install Debian's postgresql-client-15 (apt-get install -y postgresql-client-15) or set PG_BIN_DIR.`);
 }
 
-function run(tool: string, args: string[]): void {
+/**
+ * Runs a client tool against `databaseUrl`. The password travels in PGPASSWORD, never on the command
+ * line (where `ps` shows it), and a failure reports the tool's own stderr, never the command.
+ */
+function run(tool: string, args: string[], databaseUrl?: string): void {
+  const env = { ...process.env };
+  if (databaseUrl) {
+    const url = new URL(databaseUrl);
+    env.PGPASSWORD = decodeURIComponent(url.password);
+    url.password = '';
+    args = [...args, `--dbname=${url.toString()}`];
+  }
   try {
-    execFileSync(pgTool(tool), args, { stdio: ['ignore', 'pipe', 'pipe'] });
+    execFileSync(pgTool(tool), args, { stdio: ['ignore', 'pipe', 'pipe'], env });
   } catch (error) {
     const stderr = (error as { stderr?: Buffer }).stderr?.toString().trim();
-    throw new Error(`${tool} failed: ${stderr || (error as Error).message}`);
+    throw new Error(`${tool} failed: ${stderr || `exit ${(error as { status?: number }).status ?? 'by signal'}`}`);
   }
 }
 
@@ -36,9 +47,16 @@ export function defaultDatabaseUrl(env = loadEnv()): string {
   return `postgres://postgres:${encodeURIComponent(env.POSTGRES_PASSWORD)}@${env.BIND_HOST || '127.0.0.1'}:${env.POSTGRES_PORT || 54329}/postgres`;
 }
 
+/** Writes the dump beside `file` first and renames it on success, so a failed dump never replaces a good one. */
 export function dump(databaseUrl: string, file: string): void {
   mkdirSync(path.dirname(path.resolve(file)), { recursive: true });
-  run('pg_dump', ['--data-only', '--schema=stats', '--format=custom', '--no-owner', '--no-privileges', `--file=${file}`, `--dbname=${databaseUrl}`]);
+  const partial = `${file}.partial`;
+  try {
+    run('pg_dump', ['--data-only', '--schema=stats', '--format=custom', '--no-owner', '--no-privileges', `--file=${partial}`], databaseUrl);
+    renameSync(partial, file);
+  } finally {
+    rmSync(partial, { force: true });
+  }
 }
 
 export async function restore(databaseUrl: string, file: string): Promise<void> {
@@ -58,7 +76,7 @@ export async function restore(databaseUrl: string, file: string): Promise<void> 
   try {
     run('pg_restore', ['--data-only', '--disable-triggers', '--no-owner', `--file=${sqlFile}`, file]);
     writeFileSync(sqlFile, `delete from stats.settings;\n${readFileSync(sqlFile, 'utf8')}`);
-    run('psql', ['--no-psqlrc', '--quiet', '--single-transaction', '--set=ON_ERROR_STOP=1', `--file=${sqlFile}`, `--dbname=${databaseUrl}`]);
+    run('psql', ['--no-psqlrc', '--quiet', '--single-transaction', '--set=ON_ERROR_STOP=1', `--file=${sqlFile}`], databaseUrl);
   } finally {
     rmSync(sqlFile, { force: true });
   }
@@ -66,8 +84,13 @@ export async function restore(databaseUrl: string, file: string): Promise<void> 
 
 /** Dumps into `dir` every BACKUP_INTERVAL_HOURS (24) and keeps the newest BACKUP_KEEP (14). */
 async function schedule(databaseUrl: string, dir: string): Promise<never> {
-  const hours = Number(process.env.BACKUP_INTERVAL_HOURS || 24);
-  const keep = Number(process.env.BACKUP_KEEP || 14);
+  const whole = (name: string, fallback: number, max: number) => {
+    const value = Number(process.env[name] || fallback);
+    if (!Number.isInteger(value) || value < 1 || value > max) throw new Error(`${name} must be a whole number from 1 to ${max}, got "${process.env[name]}".`);
+    return value;
+  };
+  const hours = whole('BACKUP_INTERVAL_HOURS', 24, 24 * 7); // a week at most: setTimeout's limit is 24.8 days
+  const keep = whole('BACKUP_KEEP', 14, 10_000);
   mkdirSync(dir, { recursive: true });
   for (;;) {
     const file = path.join(dir, `stats-${new Date().toISOString().replace(/[-:]/g, '').replace(/\.\d+Z$/, 'Z')}.dump`);

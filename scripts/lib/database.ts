@@ -76,8 +76,13 @@ export async function openDatabase(cfg: Config, log: Log): Promise<Database> {
     adminUrl = `postgres://postgres:${encodeURIComponent(cfg.POSTGRES_PASSWORD)}@${cfg.bindHost}:${cfg.postgresPort}/postgres`;
   }
 
-  await migrate(adminUrl, log);
-  await setLoginPasswords(adminUrl, cfg);
+  try {
+    await migrate(adminUrl, log);
+    await setLoginPasswords(adminUrl, cfg);
+  } catch (error) {
+    await embedded?.stop(); // a failed start leaves no server behind
+    throw error;
+  }
 
   return {
     adminUrl,

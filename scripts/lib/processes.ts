@@ -66,16 +66,21 @@ export async function freePort(host = '127.0.0.1'): Promise<number> {
   });
 }
 
-/** Polls `check` until it returns true; fails after `timeoutMs`, or at once if the child exits. */
+/**
+ * Polls `check` (each try bounded to a second) until it returns true; fails after `timeoutMs`, or at
+ * once if the child exits. A child that never became ready is stopped, so a failed start leaves
+ * nothing running.
+ */
 export async function waitUntil(what: string, check: () => Promise<boolean>, timeoutMs: number, child?: Child): Promise<void> {
   const deadline = Date.now() + timeoutMs;
   let exited = false;
   void child?.exited.then(() => { exited = true; });
   while (Date.now() < deadline) {
     if (exited) throw new Error(`${what} exited during start-up; its output is above.`);
-    if (await check().catch(() => false)) return;
+    if (await Promise.race([check().catch(() => false), sleep(1000).then(() => false)])) return;
     await sleep(50);
   }
+  await child?.stop();
   throw new Error(`${what} did not become ready within ${timeoutMs / 1000} s.`);
 }
 

@@ -1,5 +1,5 @@
 // Backup then restore into an empty database round-trips: identical landing_stats and landing_health.
-import { mkdtempSync, rmSync } from 'node:fs';
+import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
@@ -48,5 +48,17 @@ describe('backup and restore', () => {
     const before = await figures(target, at);
     await expect(restore(target, file)).rejects.toThrow(/^A restore needs a database without data, and this one holds \d+ payout/);
     expect(await figures(target, at)).toEqual(before);
+  });
+
+  it('keeps an existing backup when a dump fails, and never shows the password', () => {
+    const file = path.join(dir, 'keep.dump');
+    writeFileSync(file, 'previous good backup');
+    const wrong = new URL(stack.db.adminUrl);
+    wrong.password = 'not-the-password-4711';
+    let message = '';
+    try { dump(wrong.toString(), file); } catch (error) { message = (error as Error).message; }
+    expect(message).toMatch(/^pg_dump failed: .*password authentication failed/);
+    expect(message).not.toContain('not-the-password-4711');
+    expect(readFileSync(file, 'utf8')).toBe('previous good backup');
   });
 });
