@@ -39,7 +39,8 @@ Reads one JSON event per line (blank lines are skipped):
   {"type":"accrual","at":ISO,"usd":n,"markets":int}
   {"type":"breadth","at":ISO,"markets_quoted_24h":int}
   {"type":"capital","at":ISO,"cash_usd":n,"inventory_usd":n,"positions":int}
-  {"type":"trading_cost","date":"YYYY-MM-DD","usd":n}     (signed: a gain is a negative cost)
+  {"type":"trading_cost","date":"YYYY-MM-DD","usd":n}     (signed: a gain is a negative cost; dated like
+                                                           the payout: a day's cost carries the next date)
   {"type":"heartbeat","at":ISO}
 The whole input is one transaction: one bad line writes nothing and the error names the line and why.
 Re-importing the same data changes nothing; a changed payout is a correction (the old value is audited).

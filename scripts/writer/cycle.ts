@@ -70,15 +70,17 @@ export async function runCycle(ctx: CycleContext, now?: Date): Promise<TaskResul
       await write(ctx, (trx, d) => store.upsertPayouts(trx, [{ date, usd }], d));
     }));
   }
+  // The cost of activity day D is dated D+1, like the payout of that day's rewards, so the returns
+  // window sets each day's rewards against the same day's costs.
   const settled = store.addDays(today, -1);
-  results.push(await task(ctx, `trading cost ${settled}`, async () => {
+  results.push(await task(ctx, `trading cost ${today}`, async () => {
     // Once per settled day: a recorded cost is final (its inputs are snapshots that do not change).
     const known = await ctx.db.selectFrom('stats.trading_cost').select('date')
-      .where('date', '=', settled).where('is_demo', '=', source.name === 'demo').executeTakeFirst();
+      .where('date', '=', today).where('is_demo', '=', source.name === 'demo').executeTakeFirst();
     if (known) return 'already recorded';
     const usd = await source.tradingCost(settled, ctx.db);
     if (usd === null) return 'not computable';
-    await write(ctx, (trx, d) => store.upsertTradingCosts(trx, [{ date: settled, usd }], d));
+    await write(ctx, (trx, d) => store.upsertTradingCosts(trx, [{ date: today, usd }], d));
   }));
   const failed = results.filter((r) => !r.ok).map((r) => r.task);
   ctx.log.info('cycle done', { source: source.name, ok: results.length - failed.length, failed });

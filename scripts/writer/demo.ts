@@ -69,7 +69,8 @@ export async function seedDemoHistory(db: WriterDb, log?: Logger): Promise<boole
       for (let i = 0; i < HISTORY_NIGHTS; i++) {
         const date = store.addDays(today, -i);
         payouts.push({ date, usd: await demo.payout(date) });
-        if (i > 0) costs.push({ date, usd: await demo.tradingCost(date, db) });
+        // dated like the payout: the cost of the activity day before
+        costs.push({ date, usd: await demo.tradingCost(store.addDays(date, -1), db) });
         // The day's last snapshot, a minute before midnight: the window's capital base reads these.
         capital.push({ at: new Date(Date.parse(`${date}T00:00:00Z`) + DAY_MS - 60_000), ...capitalOn(date) });
       }

@@ -127,7 +127,7 @@ describe('the writer against the fake Polymarket', () => {
     });
     // Equity 10000 → 10050 with 39.50 income, 100 deposited and 20 withdrawn: trading P&L −69.50.
     expect(stats.returns.trading_costs_usd).toBe(69.5);
-    expect((await query(stack.db.adminUrl, 'select date, usd::text from stats.trading_cost'))).toEqual([{ date: addDays(T, -1), usd: '69.5' }]);
+    expect((await query(stack.db.adminUrl, 'select date, usd::text from stats.trading_cost'))).toEqual([{ date: T, usd: '69.5' }]);
 
     // Retry-After was honoured: the retry of the 429 came at least a second later.
     const totals = fake.hits('/rewards/user/total');
@@ -231,7 +231,7 @@ describe('the writer against the fake Polymarket', () => {
     expect(await query(stack.db.adminUrl, 'select date, usd::float8 as usd from stats.payout order by date'))
       .toEqual([{ date: addDays(T, -1), usd: 38 }, { date: T, usd: 41.25 }]);
     expect(await query(stack.db.adminUrl, 'select count(*)::int as n from stats.payout_correction')).toEqual([{ n: 0 }]);
-    expect(await query(stack.db.adminUrl, 'select date, usd::float8 as usd from stats.trading_cost')).toEqual([{ date: addDays(T, -1), usd: 69.5 }]);
+    expect(await query(stack.db.adminUrl, 'select date, usd::float8 as usd from stats.trading_cost')).toEqual([{ date: T, usd: 69.5 }]);
     const counts = await query(stack.db.adminUrl, 'select (select count(*)::int from stats.accrual) as a, (select count(*)::int from stats.breadth) as b, (select count(*)::int from stats.heartbeat) as h');
     expect(counts).toEqual([{ a: 3, b: 2, h: 3 }]); // one observation per run, none twice
   }, 60_000);
