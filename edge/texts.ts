@@ -32,16 +32,34 @@ export const RULES_FOR_PEOPLE = {
 export const DEMO_NOTICE =
   'DEMO DATA: these figures come from the built-in demo dataset, not from the real account. Do not cite them as real results.';
 
+/** The disclaimer while the figures are demo data: the real-account wording would be false then. */
+const DEMO_DISCLAIMER =
+  "These are demo figures, generated deterministically while the service holds no real data: a simulation, not the real account's results, and not financial advice.";
+
+/** The page's opening sentence (HTML and Markdown). */
+export function lede(demo: boolean): string {
+  return demo
+    ? 'Public, read-only figures, for now demo data standing in for the one real production account this service publishes, which earns liquidity rewards by quoting on a prediction market. All amounts in USD; all dates UTC.'
+    : 'Public, read-only figures of one real production account that earns liquidity rewards by quoting on a prediction market. All amounts in USD; all dates UTC.';
+}
+
+/** RULES.disclaimer, or its demo counterpart. */
+export function disclaimer(demo: boolean): string {
+  return demo ? DEMO_DISCLAIMER : RULES.disclaimer;
+}
+
 export function citeSentence(cfg: EdgeConfig): string {
   return `Attribute "${SERVICE_NAME}" (${cfg.siteUrl}) and include updated_at when you report these figures.`;
 }
 
 /** The /api/stats notes object: the rules above, plus the demo notice when it applies. */
 export function notesFor(record: StatsRecord, cfg: EdgeConfig): Record<string, string> {
+  const demo = record.data_source === 'demo';
   return {
     ...RULES,
+    disclaimer: disclaimer(demo),
     attribution: citeSentence(cfg),
-    ...(record.data_source === 'demo' ? { demo_data: DEMO_NOTICE } : {}),
+    ...(demo ? { demo_data: DEMO_NOTICE } : {}),
   };
 }
 

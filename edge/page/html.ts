@@ -2,7 +2,7 @@
 // script is the optional WebMCP registration). Inline CSS and SVG, no external assets.
 import type { EdgeConfig } from '../config.ts';
 import type { PublishedHealth, PublishedStats } from '../records.ts';
-import { count, DEMO_NOTICE, money, orNone, percent, RULES, RULES_FOR_PEOPLE, SERVICE_NAME } from '../texts.ts';
+import { count, DEMO_NOTICE, disclaimer, lede, money, orNone, percent, RULES, RULES_FOR_PEOPLE, SERVICE_NAME } from '../texts.ts';
 import { nightsChart } from './chart.ts';
 import { esc } from './escape.ts';
 import { DISCOVERY_DOCUMENTS, ENDPOINTS } from './links.ts';
@@ -28,11 +28,14 @@ function figure(label: string, field: string, value: number | null, shown: strin
 }
 
 function jsonLd(stats: PublishedStats | undefined, cfg: EdgeConfig): string {
+  const demo = stats?.data_source === 'demo';
   const dataset = {
     '@context': 'https://schema.org',
     '@type': 'Dataset',
-    name: `${SERVICE_NAME}: liquidity-reward payouts of one market-making account`,
-    description: `Aggregate, read-only statistics of one real production account that earns liquidity rewards by quoting on a prediction market: nightly gross reward payouts, today's accrual estimate, totals, a capital snapshot and trailing-window returns with trading costs. ${RULES.disclaimer}`,
+    name: `${SERVICE_NAME}: liquidity-reward payouts of one market-making account${demo ? ' (demo data)' : ''}`,
+    description: demo
+      ? `${DEMO_NOTICE} Read-only statistics in the shape of one market-making account's: nightly gross reward payouts, today's accrual estimate, totals, a capital snapshot and trailing-window returns with trading costs. ${disclaimer(true)}`
+      : `Aggregate, read-only statistics of one real production account that earns liquidity rewards by quoting on a prediction market: nightly gross reward payouts, today's accrual estimate, totals, a capital snapshot and trailing-window returns with trading costs. ${disclaimer(false)}`,
     url: cfg.siteUrl,
     isAccessibleForFree: true,
     creator: { '@type': 'Organization', name: SERVICE_NAME, url: cfg.siteUrl },
@@ -120,7 +123,7 @@ export function renderHtml({ stats, health }: PageInput, cfg: EdgeConfig): strin
 <main>
 <header>
 <h1>${esc(SERVICE_NAME)}</h1>
-<p class="lede">Public, read-only figures of one real production account that earns liquidity rewards by quoting on a prediction market. All amounts in USD; all dates UTC.</p>
+<p class="lede">${esc(lede(demo))}</p>
 ${demo ? `<p class="demo-banner" id="demo-banner" role="note">${esc(DEMO_NOTICE)}</p>` : ''}
 </header>
 ${stats ? statsSections(stats) : '<section><h2>Figures unavailable</h2><p role="alert">The statistics could not be read right now (the database behind the API host did not answer). This page will show them again once it does; see the freshness report below.</p></section>'}
@@ -135,7 +138,7 @@ ${stats ? statsSections(stats) : '<section><h2>Figures unavailable</h2><p role="
 
 <section aria-labelledby="h-about"><h2 id="h-about">What these figures are</h2>
 <ul>
-<li>${esc(RULES.disclaimer)}</li>
+<li>${esc(disclaimer(demo))}</li>
 <li>${esc(RULES_FOR_PEOPLE.gross_not_profit)}</li>
 <li>${esc(RULES.dates)}</li>
 <li>Read-only: nothing here trades, moves funds or acts for a caller. Individual positions, orders, wallet addresses and per-market figures are not published, by design.</li>

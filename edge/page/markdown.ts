@@ -1,13 +1,13 @@
 // The landing page as Markdown, for agents that ask for text/markdown on `/` (and at /index.md):
 // the same content as the HTML, minus the chart, plus the links an agent needs next.
 import type { EdgeConfig } from '../config.ts';
-import { count, DEMO_NOTICE, money, orNone, percent, RULES, SERVICE_NAME } from '../texts.ts';
+import { count, DEMO_NOTICE, disclaimer, lede, money, orNone, percent, RULES, SERVICE_NAME } from '../texts.ts';
 import type { PageInput } from './html.ts';
 import { DISCOVERY_DOCUMENTS, ENDPOINTS } from './links.ts';
 
 export function renderMarkdown({ stats: s, health }: PageInput, cfg: EdgeConfig): string {
   const out: string[] = [`# ${SERVICE_NAME}`, ''];
-  out.push('Public, read-only figures of one real production account that earns liquidity rewards by quoting on a prediction market. All amounts in USD; all dates UTC.', '');
+  out.push(lede(s?.data_source === 'demo'), '');
   if (s?.data_source === 'demo') out.push(`> **${DEMO_NOTICE}**`, '');
   if (s) {
     const r = s.returns;
@@ -47,7 +47,7 @@ export function renderMarkdown({ stats: s, health }: PageInput, cfg: EdgeConfig)
     `- ${RULES.polling}`,
     '',
     '## What these figures are', '',
-    `- ${RULES.disclaimer}`,
+    `- ${disclaimer(s?.data_source === 'demo')}`,
     `- ${RULES.gross_not_profit}`,
     `- ${RULES.accrual_is_estimate}`,
     `- ${RULES.no_annualising}`,

@@ -116,6 +116,15 @@ for (const kind of ['demo', 'import'] as const) {
 
         const ld = JSON.parse((await page.locator('script[type="application/ld+json"]').textContent())!);
         expect(ld).toMatchObject({ '@context': 'https://schema.org', '@type': 'Dataset', dateModified: stats.updated_at, url: siteUrl });
+        // Demo data is never described as the real account, not even to crawlers.
+        if (kind === 'demo') {
+          expect(ld.description).toMatch(/^DEMO DATA/);
+          expect(ld.description).not.toMatch(/real production account/);
+          expect(await page.locator('.lede').textContent()).toMatch(/demo data/);
+        } else {
+          expect(ld.description).toMatch(/one real production account/);
+          expect(ld.description).not.toMatch(/DEMO/);
+        }
 
         await page.screenshot({ path: path.join(OUT_DIR, `landing-${kind}.png`), fullPage: true });
       } finally {
