@@ -4,6 +4,7 @@ import { backfill } from './backfill.ts';
 import { writerConfigFromEnv, type WriterConfig } from './config.ts';
 import { heartbeat, runCycle } from './cycle.ts';
 import { openWriterDb } from './db.ts';
+import { isCalendarDate } from './events.ts';
 import { importEvents, openInput } from './import.ts';
 import { createLogger, type Logger } from './log.ts';
 import { formatStatus, readStatus } from './status.ts';
@@ -76,7 +77,7 @@ async function main(argv: string[]): Promise<number> {
   if (command === 'import' && rest.length !== 1) usageError('import takes exactly one argument: a file, or - for stdin.', 'import');
   const sinceAt = rest.indexOf('--since');
   const since = sinceAt >= 0 ? rest[sinceAt + 1] : undefined;
-  if (command === 'backfill' && (!since || !/^\d{4}-\d{2}-\d{2}$/.test(since) || Number.isNaN(Date.parse(since)))) {
+  if (command === 'backfill' && (!since || !isCalendarDate(since))) {
     usageError('backfill needs --since YYYY-MM-DD.', 'backfill');
   }
   const log = createLogger();

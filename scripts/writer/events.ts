@@ -8,9 +8,14 @@ const DATE = /^\d{4}-\d{2}-\d{2}$/;
 const ISO = /^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}(:\d{2}(\.\d{1,9})?)?(Z|[+-]\d{2}:?\d{2})$/;
 const INT4_MAX = 2_147_483_647;
 
-const date = z.string().refine((s) => DATE.test(s) && new Date(`${s}T00:00:00Z`).toISOString().startsWith(s), {
-  message: 'must be a calendar date YYYY-MM-DD',
-});
+/** A real calendar date: the shape YYYY-MM-DD, and no 2026-02-30 or 2026-13-01 rolled over. */
+export function isCalendarDate(s: string): boolean {
+  if (!DATE.test(s)) return false;
+  const d = new Date(`${s}T00:00:00Z`);
+  return !Number.isNaN(d.getTime()) && d.toISOString().startsWith(s);
+}
+
+const date = z.string().refine(isCalendarDate, { message: 'must be a calendar date YYYY-MM-DD' });
 const at = z.string()
   .refine((s) => ISO.test(s) && !Number.isNaN(Date.parse(s)), { message: 'must be an ISO 8601 timestamp with a time zone (e.g. 2026-05-01T12:00:00Z)' })
   .transform((s) => new Date(s));

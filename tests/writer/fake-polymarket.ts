@@ -7,7 +7,9 @@ import { createServer, type IncomingMessage, type Server, type ServerResponse } 
 import type { AddressInfo } from 'node:net';
 
 export interface EarningRow { condition_id: string; asset_address: string; earnings: number | string; asset_rate: number | string }
-export interface TotalRow { date: string | number; asset_address: string; earnings: number | string; asset_rate: number | string }
+/** `sponsored` marks a sponsored reward in the fixture (not a Polymarket field): as documented, /total
+ * includes such rows only when asked with sponsored=true. */
+export interface TotalRow { date: string | number; asset_address: string; earnings: number | string; asset_rate: number | string; sponsored?: boolean }
 export interface ActivityRow { type: string; usdcSize: number; timestamp: number; conditionId?: string }
 
 export interface Fault { status: number; body?: string; headers?: Record<string, string>; delayMs?: number }
@@ -116,7 +118,10 @@ export class FakePolymarket {
     const a = this.account;
     switch (url.pathname) {
       case '/time': return send(200, this.now());
-      case '/rewards/user/total': return send(200, a.totals.get(query.date ?? '') ?? []);
+      case '/rewards/user/total': {
+        const all = a.totals.get(query.date ?? '') ?? [];
+        return send(200, all.filter((r) => query.sponsored === 'true' || !r.sponsored).map(({ sponsored: _, ...row }) => row));
+      }
       case '/rewards/user': {
         const list = a.earnings.get(query.date ?? '') ?? [];
         const offset = offsetOf(query.next_cursor);

@@ -155,6 +155,7 @@ describe('import of bad lines', () => {
     ['negative payout', '{"type":"payout","date":"2026-01-01","usd":-1}', /^line 3: usd: must be 0 or more/],
     ['infinite amount', '{"type":"trading_cost","date":"2026-01-01","usd":1e400}', /^line 3: usd: /],
     ['impossible date', '{"type":"payout","date":"2026-02-30","usd":1}', /^line 3: date: must be a calendar date/],
+    ['impossible month', '{"type":"payout","date":"2026-13-01","usd":1}', /^line 3: date: must be a calendar date YYYY-MM-DD/],
     ['future payout date', `{"type":"payout","date":"${tomorrow}","usd":1}`, /^line 3: date: .* lies after today/],
     ['timestamp without zone', '{"type":"accrual","at":"2026-01-01T00:00:00","usd":1,"markets":1}', /^line 3: at: must be an ISO 8601 timestamp with a time zone/],
     ['future observation', `{"type":"heartbeat","at":"${tomorrow}T12:00:00Z"}`, /^line 3: at: .* lies in the future/],

@@ -28,7 +28,7 @@ function makeAccount(): FakeAccount {
       // activity day T-2, paid as the payout dated T-1: two assets, epoch-ms dates, numeric strings
       [addDays(T, -2), [
         { date: MIDNIGHT(addDays(T, -2)), asset_address: PUSD, earnings: '30.5', asset_rate: 1 },
-        { date: MIDNIGHT(addDays(T, -2)), asset_address: OTHER_ASSET, earnings: 2, asset_rate: '3.51' },
+        { date: MIDNIGHT(addDays(T, -2)), asset_address: OTHER_ASSET, earnings: 2, asset_rate: '3.51', sponsored: true },
       ]],
       [addDays(T, -1), [{ date: `${addDays(T, -1)}T00:00:00Z`, asset_address: PUSD, earnings: 41.25, asset_rate: 1 }]],
       [T, [{ date: T, asset_address: PUSD, earnings: '12.345678', asset_rate: '1' }]],

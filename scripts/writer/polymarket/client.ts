@@ -86,7 +86,8 @@ export class PolymarketClient {
 
   /** USD of the earnings of activity day `date`: Σ earnings × asset_rate; null when the day has no rows. */
   async totalEarnings(date: string): Promise<number | null> {
-    const body = await getJson('GET /rewards/user/total', this.signed('/rewards/user/total', { date, ...this.maker() }), this.policy);
+    // sponsored=true: on /total it means native plus sponsored rewards (without it, native only).
+    const body = await getJson('GET /rewards/user/total', this.signed('/rewards/user/total', { date, sponsored: 'true', ...this.maker() }), this.policy);
     const list = rows(body, '/rewards/user/total').filter((r) => (rowDate(r.date) ?? date) === date);
     if (list.length === 0) return null;
     return list.reduce((sum, r) => sum + decimal(r.earnings, 'earnings') * decimal(r.asset_rate, 'asset_rate'), 0);
