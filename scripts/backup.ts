@@ -25,13 +25,14 @@ function pgTool(name: string): string {
  * line (where `ps` shows it), and a failure reports the tool's own stderr, never the command.
  */
 function run(tool: string, args: string[], databaseUrl?: string): void {
-  const env = { ...process.env };
+  let password: Record<string, string> = {};
   if (databaseUrl) {
     const url = new URL(databaseUrl);
-    env.PGPASSWORD = decodeURIComponent(url.password);
+    password = { PGPASSWORD: decodeURIComponent(url.password) };
     url.password = '';
     args = [...args, `--dbname=${url.toString()}`];
   }
+  const env = { ...process.env, ...password };
   try {
     execFileSync(pgTool(tool), args, { stdio: ['ignore', 'pipe', 'pipe'], env });
   } catch (error) {

@@ -47,6 +47,10 @@ describe('database privileges', () => {
       await c.query(`insert into stats.heartbeat (at) values (now())`);
       await c.query('rollback');
       await expect(c.query(`insert into stats.payout_correction (date, old_usd, new_usd) values (current_date, 1, 2)`)).rejects.toThrow(/permission denied/);
+      await expect(c.query(`delete from stats.payout`)).rejects.toThrow(/permission denied/);
+      await c.query('begin');
+      await c.query(`select stats.purge_demo()`); // the only deletion it may make: demo rows
+      await c.query('rollback');
       await expect(c.query(`update stats.settings set window_days = 30`)).rejects.toThrow(/permission denied/);
       await expect(c.query(`create table public.x (a int)`)).rejects.toThrow(/permission denied/);
       await expect(c.query(`create table stats.x (a int)`)).rejects.toThrow(/permission denied/);

@@ -49,7 +49,7 @@ export async function realWrite<T>(db: WriterDb, source: RealSource, fn: (trx: T
   return db.transaction().execute(async (trx) => {
     const settings = await lockSettings(trx);
     if (settings.data_source === null) {
-      for (const table of DATA_TABLES) await trx.deleteFrom(table).where('is_demo', '=', true).execute();
+      await sql`select stats.purge_demo()`.execute(trx);
     }
     if (settings.data_source !== source) await trx.updateTable('stats.settings').set({ data_source: source }).execute();
     return fn(trx);

@@ -121,5 +121,18 @@ create trigger payout_track_change before update on stats.payout
 create trigger trading_cost_track_change before update on stats.trading_cost
   for each row execute function stats.track_change();
 
+-- The first real write removes every demo row (DESIGN.md §3). The writer may do that, and only
+-- that, as a deletion: it has no DELETE privilege of its own (roles migration), so real rows can be
+-- corrected (audited) but never silently removed.
+create function stats.purge_demo() returns void
+language sql set search_path = '' as $$
+  delete from stats.payout where is_demo;
+  delete from stats.trading_cost where is_demo;
+  delete from stats.accrual where is_demo;
+  delete from stats.breadth where is_demo;
+  delete from stats.capital where is_demo;
+  delete from stats.heartbeat where is_demo;
+$$;
+
 -- Down Migration
 drop schema stats cascade;

@@ -42,11 +42,14 @@ alter function stats.stats_at(timestamptz) owner to stats_owner;
 alter function stats.health_at(timestamptz) owner to stats_owner;
 alter function stats.reject_future_date() owner to stats_owner;
 alter function stats.track_change() owner to stats_owner;
+alter function stats.purge_demo() owner to stats_owner;
 alter function public.landing_stats() owner to stats_owner;
 alter function public.landing_health() owner to stats_owner;
 -- The audit row of a correction is written by the trigger with the owner's rights, so the writer
 -- needs no privilege on the audit table beyond reading it.
 alter function stats.track_change() security definer;
+-- Likewise the demo purge: the writer deletes demo rows through it, never real ones.
+alter function stats.purge_demo() security definer;
 
 -- Functions are executable by PUBLIC by default: take that away everywhere we create them.
 alter default privileges revoke execute on functions from public;
@@ -63,8 +66,9 @@ grant execute on function public.landing_health() to anon;
 
 -- The writer: the data tables it feeds, and reading settings and the audit trail.
 grant usage on schema stats to stats_writer;
-grant select, insert, update, delete on stats.payout, stats.accrual, stats.breadth, stats.capital,
+grant select, insert, update on stats.payout, stats.accrual, stats.breadth, stats.capital,
   stats.trading_cost, stats.heartbeat to stats_writer;
+grant execute on function stats.purge_demo() to stats_writer;
 grant select on stats.payout_correction to stats_writer;
 grant select, update (data_source) on stats.settings to stats_writer;
 grant execute on function stats.stats_at(timestamptz), stats.health_at(timestamptz), stats.iso(timestamptz)
