@@ -9,7 +9,8 @@ export interface Status {
 }
 
 export async function readStatus(db: WriterDb): Promise<Status> {
-  const settings = await db.selectFrom('stats.settings').select('data_source').executeTakeFirst();
+  // data_source exactly as landing_stats reports it ("demo" is derived there, not stored).
+  const source = await sql<{ data_source: string | null }>`select stats.stats_at(now()) ->> 'data_source' as data_source`.execute(db);
   // Dated tables: latest = the newest date, last_written = when a value last changed.
   const dated = async (table: 'stats.payout' | 'stats.trading_cost') => {
     const r = await db.selectFrom(table).select([
@@ -28,7 +29,7 @@ export async function readStatus(db: WriterDb): Promise<Status> {
   };
   const corrections = await db.selectFrom('stats.payout_correction').select(sql<number>`count(*)::int`.as('n')).executeTakeFirstOrThrow();
   return {
-    data_source: settings?.data_source ?? null,
+    data_source: source.rows[0]?.data_source ?? null,
     tables: {
       payout: await dated('stats.payout'),
       trading_cost: await dated('stats.trading_cost'),
@@ -42,7 +43,7 @@ export async function readStatus(db: WriterDb): Promise<Status> {
 }
 
 export function formatStatus(s: Status): string {
-  const lines = [`data source: ${s.data_source ?? 'none recorded (demo data only, or empty)'}`];
+  const lines = [`data source: ${s.data_source ?? 'none (no data yet)'}`];
   for (const [name, t] of Object.entries(s.tables)) {
     lines.push(`${name.padEnd(13)} ${String(t.rows).padStart(7)} rows${t.demo_rows ? ` (${t.demo_rows} demo)` : ''}  latest ${t.latest ?? '-'}  last written ${t.last_written ?? '-'}`);
   }

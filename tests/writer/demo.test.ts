@@ -53,7 +53,7 @@ describe('the demo source', () => {
     const run = await runCli(['status'], cliEnv(stack));
     expect(run.code, run.stderr).toBe(0);
     const status = JSON.parse(run.stdout);
-    expect(status.data_source).toBeNull();
+    expect(status.data_source).toBe('demo'); // as landing_stats reports it
     expect(status.tables.payout).toMatchObject({ rows: 45, demo_rows: 45, latest: today });
     expect(status.tables.heartbeat.rows).toBeGreaterThanOrEqual(2);
     expect(status.corrections).toBe(0);

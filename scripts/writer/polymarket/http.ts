@@ -65,8 +65,10 @@ export async function getJson(route: string, makeRequest: () => { url: string; h
       status = res.status;
       failure = new HttpError(status, route, describeBody(text));
       if (status === 401 && !retried401) {
+        // Once, a second later: the next attempt is signed again with a new (whole-second) timestamp.
         retried401 = true;
-        policy.onRetry?.(failure, 0, attempt + 1);
+        policy.onRetry?.(failure, 1000, attempt + 1);
+        await new Promise((resolve) => setTimeout(resolve, 1000));
         continue;
       }
       if (!RETRYABLE(status)) throw failure;
