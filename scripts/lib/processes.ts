@@ -84,4 +84,3 @@ export async function waitUntil(what: string, check: () => Promise<boolean>, tim
   throw new Error(`${what} did not become ready within ${timeoutMs / 1000} s.`);
 }
 
-export const httpOk = (url: string, init?: RequestInit) => async () => (await fetch(url, init)).status < 500;
