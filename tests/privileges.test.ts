@@ -48,6 +48,10 @@ describe('database privileges', () => {
       await c.query('rollback');
       await expect(c.query(`insert into stats.payout_correction (date, old_usd, new_usd) values (current_date, 1, 2)`)).rejects.toThrow(/permission denied/);
       await expect(c.query(`delete from stats.payout`)).rejects.toThrow(/permission denied/);
+      await expect(c.query(`insert into stats.trading_cost_correction (date, old_usd, new_usd) values (current_date, 1, 2)`)).rejects.toThrow(/permission denied/);
+      await c.query('begin');
+      await c.query(`delete from stats.quoted_market`); // digests past the 24-hour window are dropped
+      await c.query('rollback');
       await c.query('begin');
       await c.query(`select stats.purge_demo()`); // the only deletion it may make: demo rows
       await c.query('rollback');

@@ -25,7 +25,7 @@ export async function backfill(db: WriterDb, source: Source, since: string, log:
       result.skipped++;
     } else {
       try {
-        const usd = await source.payout(date);
+        const usd = await source.payout(date, today);
         if (usd === null) result.empty++;
         else {
           await store.realWrite(db, 'polymarket', (trx) => store.upsertPayouts(trx, [{ date, usd }]));

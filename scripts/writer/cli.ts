@@ -1,12 +1,14 @@
 // `npm run writer -- <command>`: the writer job's command line. See `--help`.
 import { loadEnv } from '../lib/config.ts';
 import { backfill } from './backfill.ts';
+import { CHECK_NIGHTS, formatCheck, runCheck } from './check.ts';
 import { writerConfigFromEnv, type WriterConfig } from './config.ts';
 import { heartbeat, runCycle } from './cycle.ts';
 import { openWriterDb } from './db.ts';
 import { isCalendarDate } from './events.ts';
 import { importEvents, openInput } from './import.ts';
 import { createLogger, type Logger } from './log.ts';
+import { PolymarketSource } from './polymarket/source.ts';
 import { formatStatus, readStatus } from './status.ts';
 import { RealDataPresent } from './store.ts';
 import { makeSource, startWriter } from './writer.ts';
@@ -20,6 +22,7 @@ Commands:
   import <file|->             NDJSON events from a file or stdin, in one transaction
   backfill --since YYYY-MM-DD settled nights from a date, one request per night (polymarket source)
   status                      what the database holds and when each kind was last written
+  check                       read-only dry run against the Polymarket account: what would be published
 
 The source is WRITER_SOURCE (demo | polymarket | none); without it, polymarket when CLOB_API_KEY is set,
 else demo. Run \`npm run writer -- <command> --help\` for details.`,
@@ -51,6 +54,14 @@ The first import removes the demo data.`,
 Fetches every settled night from that payout date to today from Polymarket, one request per night.
 Nights already recorded are skipped (so it resumes after an interruption), except the last two,
 which are asked again because Polymarket may revise them. Needs the polymarket source.`,
+  check: `Usage: npm run writer -- check
+
+Reads the configured Polymarket account and prints what the writer would publish, writing nothing:
+the last ${CHECK_NIGHTS} nightly payouts beside the REWARD credits of each night, today's accrual and
+its markets, the markets quoted in 24 h, capital, and yesterday's cash flows by kind. It flags what
+looks implausible: no paid earnings for nights on end, zero cash with positions held, a night whose
+earnings and REWARD credits differ, activity of unknown types. Figures only: no address or id.
+Exit code 0 when nothing is flagged, 1 otherwise. Run it before the first real write.`,
   status: `Usage: npm run writer -- status
 
 Prints the data source, row counts (and demo rows), the latest date or observation of each kind,
@@ -94,6 +105,7 @@ async function main(argv: string[]): Promise<number> {
     case 'once': return once(cfg, log);
     case 'import': return importCommand(cfg, log, rest[0]!);
     case 'backfill': return backfillCommand(cfg, log, since!);
+    case 'check': return checkCommand(cfg, log);
     default: return statusCommand(cfg);
   }
 }
@@ -161,6 +173,17 @@ async function backfillCommand(cfg: WriterConfig, log: Logger, since: string): P
   } finally {
     await db.destroy();
   }
+}
+
+async function checkCommand(cfg: WriterConfig, log: Logger): Promise<number> {
+  const source = makeSource(cfg, log);
+  if (!(source instanceof PolymarketSource)) {
+    log.error('check reads Polymarket: set its credentials (and WRITER_SOURCE=polymarket), see .env.example.');
+    return 1;
+  }
+  const report = await runCheck(source, new Date(), log);
+  process.stdout.write(process.stdout.isTTY ? `${formatCheck(report)}\n` : `${JSON.stringify(report)}\n`);
+  return report.flags.length === 0 ? 0 : 1;
 }
 
 async function statusCommand(cfg: WriterConfig): Promise<number> {

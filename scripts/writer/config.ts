@@ -17,9 +17,17 @@ export interface PolymarketConfig {
   funderExplicit: boolean;
   clobHost: string;
   dataApiHost: string;
+  /** Polygon JSON-RPC endpoint; when set, cash is the collateral token's on-chain balance of the funder. */
+  polygonRpcUrl: string | undefined;
+  /** The collateral ERC-20 (6 decimals) whose balance is cash. */
+  collateralToken: string;
   timeoutMs: number;
   retries: number;
   retryBaseMs: number;
+  /** How long a matching-engine restart (HTTP 425) is waited out. */
+  restartWaitMs: number;
+  /** A capital snapshot moving cash or at-stake by more than this share, with no activity to explain it, is held back. */
+  capitalMaxJumpShare: number;
 }
 
 export interface WriterConfig {
@@ -51,6 +59,26 @@ function host(env: Env, name: string, fallback: string): string {
   }
 }
 
+/** pUSD, the collateral of CLOB V2 (6 decimals, 1:1 USDC): https://docs.polymarket.com/v2-migration */
+const PUSD = '0xC011a7E12a19f7B1f670d46F03B03f3342E82DFB';
+
+function url(env: Env, name: string): string {
+  const raw = env[name]!;
+  try {
+    const parsed = new URL(raw);
+    if (parsed.protocol !== 'http:' && parsed.protocol !== 'https:') throw new Error('not http');
+    return parsed.toString();
+  } catch {
+    throw new Error(`${name} must be an absolute http(s) URL, got "${raw}".`);
+  }
+}
+
+function address(env: Env, name: string, fallback: string): string {
+  const raw = env[name] || fallback;
+  if (!/^0x[0-9a-fA-F]{40}$/.test(raw)) throw new Error(`${name} must be a 0x-prefixed 40-hex-digit address.`);
+  return raw;
+}
+
 /** The writer role's connection: WRITER_DATABASE_URL, else derived from the stack's database settings. */
 function writerDatabaseUrl(env: Env): string {
   if (env.WRITER_DATABASE_URL) return env.WRITER_DATABASE_URL;
@@ -79,9 +107,13 @@ export function polymarketFromEnv(env: Env): PolymarketConfig {
     funderExplicit: Boolean(env.FUNDER_ADDRESS),
     clobHost: host(env, 'CLOB_HOST', 'https://clob.polymarket.com'),
     dataApiHost: host(env, 'DATA_API_HOST', 'https://data-api.polymarket.com'),
+    polygonRpcUrl: env.POLYGON_RPC_URL ? url(env, 'POLYGON_RPC_URL') : undefined,
+    collateralToken: address(env, 'COLLATERAL_TOKEN_ADDRESS', PUSD),
     timeoutMs: positiveNumber(env, 'POLYMARKET_TIMEOUT_MS', 10_000),
     retries: Math.floor(positiveNumber(env, 'POLYMARKET_RETRIES', 4)),
     retryBaseMs: positiveNumber(env, 'POLYMARKET_RETRY_BASE_MS', 1000),
+    restartWaitMs: positiveNumber(env, 'POLYMARKET_RESTART_WAIT_SECONDS', 180) * 1000,
+    capitalMaxJumpShare: positiveNumber(env, 'CAPITAL_MAX_JUMP_SHARE', 0.5),
   };
 }
 

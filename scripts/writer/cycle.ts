@@ -42,8 +42,9 @@ export async function heartbeat(ctx: CycleContext, now?: Date): Promise<TaskResu
 
 /**
  * Accrual, breadth and capital observed now; the last two settled nights (a night settles at
- * 00:00 UTC on its payout date, and Polymarket may revise it); the trading cost of the last settled day.
- * `now` defaults to the database server's clock.
+ * 00:00 UTC on its payout date, and Polymarket may revise it); the trading cost of the last two
+ * settled days, recomputed on every cycle because the Data API indexes activity with a lag (a changed
+ * value is a correction, and the old one is audited). `now` defaults to the database server's clock.
  */
 export async function runCycle(ctx: CycleContext, now?: Date): Promise<TaskResult[]> {
   const at = now ?? (await store.serverNow(ctx.db));
@@ -56,32 +57,34 @@ export async function runCycle(ctx: CycleContext, now?: Date): Promise<TaskResul
     await write(ctx, (trx, d) => store.upsertAccruals(trx, [{ at, ...a }], d));
   }));
   results.push(await task(ctx, 'breadth', async () => {
-    const markets = await source.breadth(at);
+    const markets = await source.breadth(at, ctx.db);
     await write(ctx, (trx, d) => store.upsertBreadth(trx, [{ at, markets_quoted_24h: markets }], d));
   }));
   results.push(await task(ctx, 'capital', async () => {
-    const c = await source.capital(at);
-    await write(ctx, (trx, d) => store.upsertCapital(trx, [{ at, ...c }], d));
+    const started = Date.now();
+    const c = await source.capital(at, ctx.db);
+    if (c === null) return 'held back';
+    // Stamped when its reads completed: the boundary snapshots of the trading cost must not claim an
+    // earlier time than the balances they hold.
+    const readAt = now ? new Date(at.getTime() + (Date.now() - started)) : await store.serverNow(ctx.db);
+    await write(ctx, (trx, d) => store.upsertCapital(trx, [{ at: readAt, ...c }], d));
   }));
   for (const date of [store.addDays(today, -1), today]) {
     results.push(await task(ctx, `payout ${date}`, async () => {
-      const usd = await source.payout(date);
+      const usd = await source.payout(date, today);
       if (usd === null) return 'no payout reported yet';
       await write(ctx, (trx, d) => store.upsertPayouts(trx, [{ date, usd }], d));
     }));
   }
   // The cost of activity day D is dated D+1, like the payout of that day's rewards, so the returns
   // window sets each day's rewards against the same day's costs.
-  const settled = store.addDays(today, -1);
-  results.push(await task(ctx, `trading cost ${today}`, async () => {
-    // Once per settled day: a recorded cost is final (its inputs are snapshots that do not change).
-    const known = await ctx.db.selectFrom('stats.trading_cost').select('date')
-      .where('date', '=', today).where('is_demo', '=', source.name === 'demo').executeTakeFirst();
-    if (known) return 'already recorded';
-    const usd = await source.tradingCost(settled, ctx.db);
-    if (usd === null) return 'not computable';
-    await write(ctx, (trx, d) => store.upsertTradingCosts(trx, [{ date: today, usd }], d));
-  }));
+  for (const date of [store.addDays(today, -1), today]) {
+    results.push(await task(ctx, `trading cost ${date}`, async () => {
+      const usd = await source.tradingCost(store.addDays(date, -1), ctx.db);
+      if (usd === null) return 'not computable';
+      await write(ctx, (trx, d) => store.upsertTradingCosts(trx, [{ date, usd }], d));
+    }));
+  }
   const failed = results.filter((r) => !r.ok).map((r) => r.task);
   ctx.log.info('cycle done', { source: source.name, ok: results.length - failed.length, failed });
   return results;

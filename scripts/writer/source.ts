@@ -11,11 +11,12 @@ export interface Source {
   /** Today's reward accrual so far and how many markets it comes from. */
   accrual(now: Date): Promise<{ usd: number; markets: number }>;
   /** Markets quoted in the 24 hours before `now`. */
-  breadth(now: Date): Promise<number>;
-  capital(now: Date): Promise<CapitalFigures>;
+  breadth(now: Date, db: WriterDb): Promise<number>;
+  /** Capital now; null when the reading is held back as implausible. */
+  capital(now: Date, db: WriterDb): Promise<CapitalFigures | null>;
   /** The payout that settled at 00:00 UTC on `payoutDate`; null when the source has none (yet). */
-  payout(payoutDate: string): Promise<number | null>;
-  /** Cost of unwinding inventory on the settled UTC day `date`; null when it cannot be computed. */
+  payout(payoutDate: string, today: string): Promise<number | null>;
+  /** Cost of unwinding inventory on the settled UTC day `date`; null when it cannot be computed (yet). */
   tradingCost(date: string, db: WriterDb): Promise<number | null>;
 }
 

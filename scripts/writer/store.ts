@@ -127,6 +127,30 @@ export async function upsertHeartbeats(trx: Trx, rows: Heartbeat[], isDemo = fal
     .execute();
 }
 
+/**
+ * Records markets seen quoted (keyed digests, never ids) at their latest sighting, drops those last
+ * seen before the window, and returns how many were seen within it.
+ */
+export async function recordQuotedMarkets(trx: Trx, sightings: { digest: Buffer; at: Date }[], now: Date, windowMs: number): Promise<number> {
+  // One row per digest: a statement may not upsert the same row twice.
+  const latest = new Map<string, { digest: Buffer; at: Date }>();
+  for (const s of sightings) {
+    const known = latest.get(s.digest.toString('hex'));
+    if (!known || known.at < s.at) latest.set(s.digest.toString('hex'), s);
+  }
+  if (latest.size > 0) {
+    await trx.insertInto('stats.quoted_market')
+      .values([...latest.values()].map((s) => ({ digest: s.digest, last_seen_at: s.at })))
+      .onConflict((oc) => oc.column('digest').doUpdateSet({ last_seen_at: sql`greatest(quoted_market.last_seen_at, excluded.last_seen_at)` }))
+      .execute();
+  }
+  const since = new Date(now.getTime() - windowMs);
+  await trx.deleteFrom('stats.quoted_market').where('last_seen_at', '<=', since).execute();
+  const row = await trx.selectFrom('stats.quoted_market').select(sql<number>`count(*)::int`.as('n'))
+    .where('last_seen_at', '>', since).where('last_seen_at', '<=', now).executeTakeFirstOrThrow();
+  return row.n;
+}
+
 /** The database server's clock: observations are stamped with it, so a skewed host clock does not matter. */
 export async function serverNow(db: WriterDb): Promise<Date> {
   const { rows } = await sql<{ now: Date }>`select now() as now`.execute(db);

@@ -1,6 +1,8 @@
-// The few Polymarket reads the writer needs, with plain fetch (reference/polymarket.md §1, §2, §4).
-// Responses are parsed defensively: numbers may arrive as numeric strings, some routes changed
-// from bare arrays to envelopes, and paging stops at the end marker or an empty cursor.
+// The Polymarket reads the writer needs, with plain fetch. Responses are parsed defensively:
+// numbers may arrive as numeric strings, some routes changed from bare arrays to envelopes, and
+// cursor paging stops at the end marker or an empty cursor.
+// CLOB: https://docs.polymarket.com/api-reference/rewards/get-earnings-for-user-by-date and its
+// siblings; Data API: https://docs.polymarket.com/api-reference/core/get-user-activity and siblings.
 import type { PolymarketConfig } from '../config.ts';
 import type { Logger } from '../log.ts';
 import { l2Headers } from './hmac.ts';
@@ -9,6 +11,12 @@ import { getJson, type RetryPolicy } from './http.ts';
 const FIRST_CURSOR = 'MA==';
 const END_CURSOR = 'LTE=';
 const MAX_PAGES = 1000;
+/** Data API page size (its documented maximum). */
+const DATA_PAGE = 500;
+/** /activity answers 400 past offset 5000: beyond it the time window slides instead. */
+const ACTIVITY_MAX_OFFSET = 5000;
+/** /positions answers 400 past offset 10000. */
+const POSITIONS_MAX_OFFSET = 10_000;
 
 /** A number or a numeric string (what the official SDK calls decimal-ish). */
 export function decimal(value: unknown, field: string): number {
@@ -30,14 +38,22 @@ function rows(body: unknown, route: string): Record<string, unknown>[] {
   return list as Record<string, unknown>[];
 }
 
+/** One Data API activity row, as much of it as the writer uses. */
+export interface Activity { type: string; usdcSize: number; timestamp: number; key: string }
+
+/** A market the account quoted, and when (Unix ms). Condition ids never leave the source. */
+export interface Quote { market: string; at: number }
+
 export class PolymarketClient {
+  private readonly cfg: PolymarketConfig;
+  private readonly policy: RetryPolicy;
   /** Server clock minus ours, in seconds: signatures use the server's time (skew causes 401s). */
   private skewSeconds = 0;
-  private readonly policy: RetryPolicy;
 
-  constructor(private readonly cfg: PolymarketConfig, log?: Logger) {
+  constructor(cfg: PolymarketConfig, log?: Logger) {
+    this.cfg = cfg;
     this.policy = {
-      timeoutMs: cfg.timeoutMs, retries: cfg.retries, retryBaseMs: cfg.retryBaseMs,
+      timeoutMs: cfg.timeoutMs, retries: cfg.retries, retryBaseMs: cfg.retryBaseMs, restartWaitMs: cfg.restartWaitMs,
       onRetry: (error, delayMs, attempt) => log?.info('polymarket call retried', { error: error.message, attempt, delay_ms: Math.round(delayMs) }),
     };
   }
@@ -84,38 +100,68 @@ export class PolymarketClient {
     throw new Error(`GET ${path} did not reach its last page within ${MAX_PAGES} pages`);
   }
 
-  /** USD of the earnings of activity day `date`: Σ earnings × asset_rate; null when the day has no rows. */
+  /**
+   * USD of the earnings of activity day `date`, native plus sponsored: Σ earnings × asset_rate over
+   * the reward assets. On /rewards/user/total, sponsored=true means native plus sponsored (without
+   * it, native only). Null when the day has no rows.
+   */
   async totalEarnings(date: string): Promise<number | null> {
-    // sponsored=true: on /total it means native plus sponsored rewards (without it, native only).
     const body = await getJson('GET /rewards/user/total', this.signed('/rewards/user/total', { date, sponsored: 'true', ...this.maker() }), this.policy);
     const list = rows(body, '/rewards/user/total').filter((r) => (rowDate(r.date) ?? date) === date);
     if (list.length === 0) return null;
     return list.reduce((sum, r) => sum + decimal(r.earnings, 'earnings') * decimal(r.asset_rate, 'asset_rate'), 0);
   }
 
-  /** Markets (condition ids) with earnings above zero on activity day `date`. */
+  /**
+   * Markets (condition ids) with earnings above zero on activity day `date`, over the same rewards the
+   * USD total covers. On /rewards/user, sponsored=true gives the sponsored rows only and its absence the
+   * native rows only, so both are read, every page of each.
+   */
   async earningMarkets(date: string): Promise<Set<string>> {
-    const list = await this.paged('/rewards/user', { date, ...this.maker() });
     const markets = new Set<string>();
-    for (const r of list) if (decimal(r.earnings, 'earnings') > 0 && typeof r.condition_id === 'string') markets.add(r.condition_id);
+    for (const sponsored of [undefined, 'true']) {
+      for (const r of await this.paged('/rewards/user', { date, sponsored, ...this.maker() })) {
+        if (decimal(r.earnings, 'earnings') > 0 && typeof r.condition_id === 'string') markets.add(r.condition_id);
+      }
+    }
     return markets;
   }
 
-  /** Markets with open orders now. /data/orders moved from a bare array to an envelope: both work. */
-  async openOrderMarkets(): Promise<Set<string>> {
+  /** Markets with a resting (open) order now: each one is being quoted. Bare array or envelope. */
+  async openOrderMarkets(nowMs: number): Promise<Quote[]> {
     const list = await this.paged('/data/orders', {});
-    return new Set(list.map((o) => o.market).filter((m): m is string => typeof m === 'string'));
+    return list.map((o) => o.market).filter((m): m is string => typeof m === 'string' && m !== '').map((market) => ({ market, at: nowMs }));
   }
 
-  /** Markets with fills since `afterSeconds` (Unix seconds). */
-  async tradedMarkets(afterSeconds: number): Promise<Set<string>> {
+  /**
+   * Markets where the account's resting orders were filled since `afterSeconds`, at the fill time.
+   * Only maker fills count as quoting: the trade's `trader_side` is MAKER, or the account is among its
+   * `maker_orders` (https://docs.polymarket.com/api-reference/trade/get-trades). A taker-only fill is not.
+   */
+  async makerFillMarkets(afterSeconds: number): Promise<Quote[]> {
     const list = await this.paged('/data/trades', { after: afterSeconds });
-    return new Set(list.map((t) => t.market).filter((m): m is string => typeof m === 'string'));
+    const me = this.cfg.funder.toLowerCase();
+    const out: Quote[] = [];
+    for (const t of list) {
+      if (typeof t.market !== 'string' || t.market === '') continue;
+      const makers = Array.isArray(t.maker_orders) ? (t.maker_orders as { maker_address?: unknown }[]) : [];
+      const isMaker = t.trader_side === 'MAKER' || makers.some((m) => typeof m.maker_address === 'string' && m.maker_address.toLowerCase() === me);
+      if (!isMaker) continue;
+      const seconds = Number(t.match_time);
+      out.push({ market: t.market, at: Number.isFinite(seconds) && seconds > 0 ? seconds * 1000 : afterSeconds * 1000 });
+    }
+    return out;
   }
 
-  /** Cash: the collateral balance, 6-decimal base units as a string. */
-  async cashUsd(): Promise<number> {
-    const body = await getJson('GET /balance-allowance', this.signed('/balance-allowance', { asset_type: 'COLLATERAL', signature_type: this.cfg.signatureType }), this.policy);
+  /**
+   * Cash the CLOB reports: its collateral balance (6-decimal base units). The value is cached on
+   * Polymarket's side, with open reports of a stale "0" and of doubled balances, so the cache is
+   * refreshed first (GET /balance-allowance/update).
+   */
+  async clobCashUsd(): Promise<number> {
+    const query = { asset_type: 'COLLATERAL', signature_type: this.cfg.signatureType };
+    await getJson('GET /balance-allowance/update', this.signed('/balance-allowance/update', query), this.policy);
+    const body = await getJson('GET /balance-allowance', this.signed('/balance-allowance', query), this.policy);
     return decimal((body as { balance?: unknown } | null)?.balance, 'balance') / 1e6;
   }
 
@@ -127,32 +173,61 @@ export class PolymarketClient {
   }
 
   /** Positions of at least `minSize` shares; dust below it is not a position anyone holds on purpose. */
-  async positionCount(minSize: number): Promise<number> {
-    const limit = 500;
+  async positionCount(minSize: number): Promise<{ count: number; complete: boolean }> {
     let count = 0;
-    // The Data API caps offset at 10,000; an account with more positions is counted up to there.
-    for (let offset = 0; offset <= 10_000; offset += limit) {
-      const body = await getJson('GET /positions', this.dataApi('/positions', { user: this.cfg.funder, sizeThreshold: minSize, limit, offset }), this.policy);
+    for (let offset = 0; offset <= POSITIONS_MAX_OFFSET; offset += DATA_PAGE) {
+      const body = await getJson('GET /positions', this.dataApi('/positions', { user: this.cfg.funder, sizeThreshold: minSize, limit: DATA_PAGE, offset }), this.policy);
       const page = rows(body, '/positions');
       count += page.filter((p) => decimal(p.size, 'size') >= minSize).length;
-      if (page.length < limit) break;
+      if (page.length < DATA_PAGE) return { count, complete: true };
     }
-    return count;
+    return { count, complete: false };
   }
 
-  /** Activity rows of the given types between two Unix times (inclusive start, exclusive end). */
-  async activity(types: string[], start: number, end: number): Promise<{ type: string; usdcSize: number; timestamp: number }[]> {
-    const limit = 500;
-    const out: { type: string; usdcSize: number; timestamp: number }[] = [];
-    for (let offset = 0; offset <= 10_000; offset += limit) {
-      const body = await getJson('GET /activity', this.dataApi('/activity', { user: this.cfg.funder, type: types.join(','), start, end, limit, offset, sortBy: 'TIMESTAMP', sortDirection: 'ASC' }), this.policy);
-      const page = rows(body, '/activity');
-      for (const a of page) {
-        const timestamp = decimal(a.timestamp, 'timestamp');
-        if (timestamp >= start && timestamp < end) out.push({ type: String(a.type), usdcSize: decimal(a.usdcSize, 'usdcSize'), timestamp });
+  /**
+   * Every activity row with start ≤ timestamp < end (Unix seconds), oldest first, deposits and
+   * withdrawals included: /activity leaves them out unless excludeDepositsWithdrawals=false, even
+   * when `type` names them. Offsets stop at 5000, so past that the window's start moves to the last
+   * timestamp read and rows already read are recognised by their content.
+   */
+  async activity(start: number, end: number, types?: string[]): Promise<Activity[]> {
+    const out: Activity[] = [];
+    const seen = new Set<string>();
+    let from = start;
+    for (;;) {
+      let full = true;
+      let last = from;
+      for (let offset = 0; offset <= ACTIVITY_MAX_OFFSET - DATA_PAGE && full; offset += DATA_PAGE) {
+        const query: Record<string, string | number> = {
+          user: this.cfg.funder, start: from, end, limit: DATA_PAGE, offset,
+          sortBy: 'TIMESTAMP', sortDirection: 'ASC', excludeDepositsWithdrawals: 'false',
+        };
+        if (types) query.type = types.join(',');
+        const page = rows(await getJson('GET /activity', this.dataApi('/activity', query), this.policy), '/activity');
+        for (const a of page) {
+          const timestamp = decimal(a.timestamp, 'timestamp');
+          const key = [a.transactionHash, a.type, a.asset, a.conditionId, a.side, a.size, a.usdcSize, timestamp].join('|');
+          if (seen.has(key)) continue;
+          seen.add(key);
+          last = Math.max(last, timestamp);
+          if (timestamp >= start && timestamp < end) out.push({ type: String(a.type), usdcSize: decimal(a.usdcSize, 'usdcSize'), timestamp, key });
+        }
+        full = page.length === DATA_PAGE;
       }
-      if (page.length < limit) return out;
+      if (!full) return out.sort((a, b) => a.timestamp - b.timestamp);
+      if (last === from) throw new Error('GET /activity: more rows within one second than the Data API can page through');
+      from = last;
     }
-    throw new Error('GET /activity: more rows in one day than the Data API pages through (offset cap 10,000)');
+  }
+
+  /** The collateral token's balance of the funder on Polygon (ERC-20 balanceOf, 6 decimals). */
+  async chainCashUsd(rpcUrl: string): Promise<number> {
+    const holder = this.cfg.funder.toLowerCase().replace(/^0x/, '').padStart(64, '0');
+    const request = { jsonrpc: '2.0', id: 1, method: 'eth_call', params: [{ to: this.cfg.collateralToken, data: `0x70a08231${holder}` }, 'latest'] };
+    const body = await getJson('POST polygon eth_call', () => ({ url: rpcUrl, headers: { 'content-type': 'application/json' } }), this.policy,
+      { method: 'POST', body: JSON.stringify(request) }) as { result?: unknown; error?: { message?: unknown } };
+    if (body.error) throw new Error(`polygon eth_call failed: ${String(body.error.message ?? 'error')}`);
+    if (typeof body.result !== 'string' || !/^0x[0-9a-fA-F]*$/.test(body.result)) throw new Error('unexpected response from polygon eth_call: no hex result');
+    return Number(BigInt(body.result === '0x' ? '0x0' : body.result)) / 1e6;
   }
 }

@@ -1,20 +1,27 @@
 // HTTP for the Polymarket source: a timeout on every request, bounded retries with exponential
-// backoff and full jitter on 429, 425, 5xx and network errors, honouring Retry-After; one retry of
-// a 401 with a fresh signature (new keys and clock skew cause transient 401s, reference §6).
+// backoff and full jitter on 429, 5xx and network errors, honouring Retry-After and a
+// `retry_after_seconds` error body; one retry of a 401 with a fresh signature (new keys and clock
+// skew cause transient 401s). A 425 means the matching engine is restarting (about 90 s, weekly and
+// ad hoc: https://docs.polymarket.com/trading/matching-engine): it is waited out for up to
+// `restartWaitMs`, apart from the retry budget, so a nightly read that meets a restart still lands.
 import { setTimeout as sleep } from 'node:timers/promises';
 
 export interface RetryPolicy {
   timeoutMs: number;
   retries: number;
   retryBaseMs: number;
+  /** How long 425 "service not ready" answers are waited out before the call fails. */
+  restartWaitMs: number;
   maxDelayMs?: number;
   /** Told about each failed attempt that will be retried (for the log). */
   onRetry?: (error: Error, delayMs: number, attempt: number) => void;
 }
 
 export class HttpError extends Error {
-  constructor(readonly status: number, readonly route: string, detail: string) {
+  readonly status: number;
+  constructor(status: number, route: string, detail: string) {
     super(`${route} answered HTTP ${status}${detail ? `: ${detail}` : ''}`);
+    this.status = status;
   }
 }
 
@@ -29,31 +36,43 @@ export function retryAfterMs(header: string | null, nowMs = Date.now()): number 
   return Number.isNaN(at) ? undefined : Math.max(0, at - nowMs);
 }
 
-/** A short, single-line description of an error body (HTML from a CDN is summarised, not logged). */
-function describeBody(text: string): string {
-  if (/^\s*</.test(text)) return 'HTML error page';
+/** What an error body says: a short single-line detail (HTML from a CDN is summarised, not logged)
+ * and a `retry_after_seconds` hint when the body carries one. */
+export function readErrorBody(text: string): { detail: string; retryAfterMs?: number } {
+  if (/^\s*</.test(text)) return { detail: 'HTML error page' };
   try {
-    const json = JSON.parse(text) as { error?: unknown; message?: unknown };
-    return String(json.error ?? json.message ?? '').slice(0, 200);
+    const json = JSON.parse(text) as { error?: unknown; message?: unknown; retry_after_seconds?: unknown };
+    const hint = Number(json.retry_after_seconds);
+    return {
+      detail: String(json.error ?? json.message ?? '').slice(0, 200),
+      retryAfterMs: json.retry_after_seconds !== undefined && Number.isFinite(hint) && hint >= 0 ? hint * 1000 : undefined,
+    };
   } catch {
-    return text.slice(0, 200).replace(/\s+/g, ' ');
+    return { detail: text.slice(0, 200).replace(/\s+/g, ' ') };
   }
 }
 
 /**
- * GETs JSON. `makeRequest` builds the URL and headers for each attempt, so signatures carry a fresh
+ * Fetches JSON (a GET, unless `init` says otherwise). `makeRequest` builds the URL and headers for each attempt, so signatures carry a fresh
  * timestamp. `route` names the call in errors without its query (which can hold an address).
  */
-export async function getJson(route: string, makeRequest: () => { url: string; headers: Record<string, string> }, policy: RetryPolicy): Promise<unknown> {
+export async function getJson(
+  route: string,
+  makeRequest: () => { url: string; headers: Record<string, string> },
+  policy: RetryPolicy,
+  init: { method?: string; body?: string } = {},
+): Promise<unknown> {
   const maxDelay = policy.maxDelayMs ?? 30_000;
   let retried401 = false;
-  for (let attempt = 0; ; attempt++) {
+  let failures = 0;
+  let restartSince: number | undefined;
+  for (let attempt = 1; ; attempt++) {
     const { url, headers } = makeRequest();
+    let failure: Error;
+    let hintMs: number | undefined;
     let status = 0;
-    let wait: number | undefined;
-    let failure: Error | undefined;
     try {
-      const res = await fetch(url, { headers: { accept: 'application/json', ...headers }, signal: AbortSignal.timeout(policy.timeoutMs) });
+      const res = await fetch(url, { ...init, headers: { accept: 'application/json', ...headers }, signal: AbortSignal.timeout(policy.timeoutMs) });
       const text = await res.text();
       if (res.ok) {
         try {
@@ -63,26 +82,31 @@ export async function getJson(route: string, makeRequest: () => { url: string; h
         }
       }
       status = res.status;
-      failure = new HttpError(status, route, describeBody(text));
-      if (status === 401 && !retried401) {
-        // Once, a second later: the next attempt is signed again with a new (whole-second) timestamp.
-        retried401 = true;
-        policy.onRetry?.(failure, 1000, attempt + 1);
-        await new Promise((resolve) => setTimeout(resolve, 1000));
-        continue;
-      }
-      if (!RETRYABLE(status)) throw failure;
-      wait = retryAfterMs(res.headers.get('retry-after'));
+      const body = readErrorBody(text);
+      failure = new HttpError(status, route, body.detail);
+      hintMs = retryAfterMs(res.headers.get('retry-after')) ?? body.retryAfterMs;
     } catch (error) {
-      if (error instanceof HttpError && (status === 0 || !RETRYABLE(status))) throw error;
-      failure = error instanceof HttpError ? error
-        : new Error(`${route} failed: ${(error as Error).name === 'TimeoutError' ? `no answer within ${policy.timeoutMs} ms` : (error as Error).message}`);
+      if (error instanceof HttpError) throw error;
+      failure = new Error(`${route} failed: ${(error as Error).name === 'TimeoutError' ? `no answer within ${policy.timeoutMs} ms` : (error as Error).message}`);
     }
-    if (!failure) throw new Error(`${route} failed`);
-    if (attempt >= policy.retries) throw failure;
-    const backoff = Math.random() * Math.min(maxDelay, policy.retryBaseMs * 2 ** attempt);
-    const delay = Math.min(maxDelay, Math.max(wait ?? 0, backoff));
-    policy.onRetry?.(failure, delay, attempt + 1);
+    let delay: number;
+    if (status === 401 && !retried401) {
+      // Once, a second later: the next attempt is signed again with a new (whole-second) timestamp.
+      retried401 = true;
+      delay = 1000;
+    } else if (status === 425) {
+      restartSince ??= Date.now();
+      if (Date.now() - restartSince >= policy.restartWaitMs) throw failure;
+      const step = Math.min(maxDelay, Math.max(1000, policy.retryBaseMs) * 2 ** Math.min(10, attempt - 1));
+      delay = Math.min(hintMs ?? step, Math.max(0, restartSince + policy.restartWaitMs - Date.now()));
+    } else {
+      if (status !== 0 && !RETRYABLE(status)) throw failure;
+      failures++;
+      if (failures > policy.retries) throw failure;
+      const backoff = Math.random() * Math.min(maxDelay, policy.retryBaseMs * 2 ** (failures - 1));
+      delay = Math.min(maxDelay, Math.max(hintMs ?? 0, backoff));
+    }
+    policy.onRetry?.(failure, delay, attempt);
     await sleep(delay);
   }
 }

@@ -1,111 +1,199 @@
-// The Polymarket source (reference/polymarket.md §7). Only counts and totals leave this module:
-// condition ids are held in memory just long enough to count distinct markets.
+// The Polymarket source. Only counts and totals leave this module: condition ids are turned into
+// keyed digests before anything is stored, and addresses never leave the client.
+import { createHmac } from 'node:crypto';
 import { sql } from 'kysely';
 import type { PolymarketConfig } from '../config.ts';
 import type { WriterDb } from '../db.ts';
 import type { Logger } from '../log.ts';
-import { usd6, type Source } from '../source.ts';
-import { addDays, utcDate } from '../store.ts';
+import { usd6, type CapitalFigures, type Source } from '../source.ts';
+import * as store from '../store.ts';
 import { PolymarketClient } from './client.ts';
+import { ACTIVITY_KINDS, tradingCost } from './ledger.ts';
 
 const DAY_MS = 86_400_000;
-/** Positions smaller than one share are dust, not counted. */
+/** Positions smaller than one share are dust, not counted (the Data API's own default sizeThreshold). */
 export const POSITION_MIN_SIZE = 1;
 /** A capital snapshot counts as the day boundary's equity when it lies at most this long before 00:00 UTC. */
 export const BOUNDARY_TOLERANCE_MS = 30 * 60_000;
-/** Cash that enters or leaves for reasons other than trading (reward-like income, transfers). */
-const INCOME_TYPES = ['REWARD', 'MAKER_REBATE', 'YIELD', 'REFERRAL_REWARD'];
-const TRANSFER_TYPES = ['DEPOSIT', 'WITHDRAWAL'];
+/** Rewards below this are not paid out: https://docs.polymarket.com/market-makers/liquidity-rewards */
+export const MIN_PAYOUT_USD = 1;
+/** A held-back capital reading is taken once this many readings in a row agree with it. */
+const CONFIRMING_READINGS = 3;
+/** A REWARD credit and its night's earnings agree within this (rounding of each row). */
+export const CREDIT_TOLERANCE_USD = 0.01;
+
+const quiet: Logger = { debug() {}, info() {}, warn() {}, error() {}, addSecrets() {} };
+const midnight = (date: string) => Date.parse(`${date}T00:00:00Z`);
+const seconds = (ms: number) => Math.floor(ms / 1000);
 
 export class PolymarketSource implements Source {
   readonly name = 'polymarket' as const;
   readonly client: PolymarketClient;
-  /** Market id → last time it was seen quoted/traded/earning; private, never stored. */
-  private readonly seen = new Map<string, number>();
+  private readonly cfg: PolymarketConfig;
+  private readonly log: Logger;
+  /** Key of the market digests: derived from the API secret, which only the writer holds. */
+  private readonly digestKey: Buffer;
+  private readonly creditsChecked = new Set<string>();
+  private heldBack: { cash: number; atStake: number; readings: number } | undefined;
 
-  constructor(cfg: PolymarketConfig, log?: Logger) {
+  constructor(cfg: PolymarketConfig, log: Logger = quiet) {
+    this.cfg = cfg;
+    this.log = log;
     this.client = new PolymarketClient(cfg, log);
+    this.digestKey = createHmac('sha256', cfg.secret).update('public-stats quoted-market digest').digest();
+  }
+
+  /** Whether cash is read on chain (POLYGON_RPC_URL) rather than from the CLOB. */
+  get usesChain(): boolean {
+    return Boolean(this.cfg.polygonRpcUrl);
   }
 
   async prepare(): Promise<void> {
     await this.client.syncClock();
   }
 
-  private remember(markets: Iterable<string>, at: number) {
-    for (const m of markets) this.seen.set(m, Math.max(at, this.seen.get(m) ?? 0));
-  }
-
   /** Earnings of activity day `today` so far, and the markets earning today (earnings > 0). */
   async accrual(now: Date) {
-    const today = utcDate(now);
+    const today = store.utcDate(now);
     const usd = (await this.client.totalEarnings(today)) ?? 0;
     const markets = await this.client.earningMarkets(today);
-    this.remember(markets, now.getTime());
     return { usd: usd6(usd), markets: markets.size };
   }
 
   /**
-   * No endpoint lists the markets quoted over a past day, so this unions the markets with open
-   * orders now, with fills in the last 24 h and with earnings today, and those this process saw in
-   * the last 24 h; only the count leaves.
+   * Markets quoted in the rolling 24 hours before `now`: those with resting orders now and those
+   * where a resting order was filled, each stored as a keyed digest with the time it was last seen,
+   * so the count survives restarts and single `once` runs.
    */
-  async breadth(now: Date) {
+  async breadth(now: Date, db: WriterDb) {
     const t = now.getTime();
-    this.remember(await this.client.openOrderMarkets(), t);
-    this.remember(await this.client.tradedMarkets(Math.floor((t - DAY_MS) / 1000)), t);
-    this.remember(await this.client.earningMarkets(utcDate(now)), t);
-    for (const [m, last] of this.seen) if (last <= t - DAY_MS) this.seen.delete(m);
-    return this.seen.size;
+    const quotes = [...(await this.client.openOrderMarkets(t)), ...(await this.client.makerFillMarkets(seconds(t - DAY_MS)))];
+    const sightings = quotes.filter((q) => q.at > t - DAY_MS).map((q) => ({
+      digest: createHmac('sha256', this.digestKey).update(q.market.toLowerCase()).digest(),
+      at: new Date(Math.min(q.at, t)),
+    }));
+    return store.realWrite(db, 'polymarket', (trx) => store.recordQuotedMarkets(trx, sightings, now, DAY_MS));
   }
 
-  /** Cash = collateral balance; inventory = Data API value of open positions; positions ≥ 1 share. */
-  async capital() {
-    const cash = await this.client.cashUsd();
+  /** Cash (on chain when POLYGON_RPC_URL is set, else the CLOB's refreshed balance), inventory, positions. */
+  async readCapital(): Promise<CapitalFigures & { positionsComplete: boolean }> {
+    let cash: number | undefined;
+    if (this.cfg.polygonRpcUrl) {
+      try {
+        cash = await this.client.chainCashUsd(this.cfg.polygonRpcUrl);
+      } catch (error) {
+        this.log.warn('on-chain cash unreadable, using the CLOB balance', { error: (error as Error).message });
+      }
+    }
+    cash ??= await this.client.clobCashUsd();
     const inventory = await this.client.inventoryUsd();
     const positions = await this.client.positionCount(POSITION_MIN_SIZE);
-    return { cash_usd: usd6(cash), inventory_usd: usd6(inventory), positions };
-  }
-
-  /** Earnings of activity day D are the payout dated D+1. */
-  async payout(payoutDate: string) {
-    const usd = await this.client.totalEarnings(addDays(payoutDate, -1));
-    return usd === null ? null : usd6(usd);
+    if (!positions.complete) this.log.warn('more positions than the Data API pages through: the count stops there');
+    return { cash_usd: usd6(cash), inventory_usd: usd6(inventory), positions: positions.count, positionsComplete: positions.complete };
   }
 
   /**
-   * Trading cost of UTC day `date` by the equity-delta formula (reference §5):
-   *   trading_pnl = (cash₁ + inv₁) − (cash₀ + inv₀) − income + withdrawals − deposits
-   *   trading_cost = −trading_pnl
-   * where snapshot 0 is the writer's last capital snapshot at most 30 minutes before the day's
-   * 00:00 UTC and snapshot 1 the same before the next 00:00, and income (REWARD, MAKER_REBATE,
-   * YIELD, REFERRAL_REWARD) and transfers (DEPOSIT, WITHDRAWAL) are the Data API activity between
-   * the two snapshot times. A gain from unwinding is a negative cost. Null when a snapshot is missing.
+   * The capital reading, unless it is implausible: cash or at-stake moving by more than
+   * CAPITAL_MAX_JUMP_SHARE since the previous snapshot with no transfer or trade in between (a stale
+   * or doubled balance would otherwise corrupt two days of trading cost). Such a reading is held back
+   * until CONFIRMING_READINGS readings in a row agree with it.
+   */
+  async capital(now: Date, db: WriterDb): Promise<CapitalFigures | null> {
+    const { positionsComplete: _, ...reading } = await this.readCapital();
+    const previous = await db.selectFrom('stats.capital').select(['observed_at', 'cash_usd', 'inventory_usd'])
+      .where('is_demo', '=', false).where('observed_at', '<', now).orderBy('observed_at', 'desc').limit(1).executeTakeFirst();
+    if (!previous) return reading;
+    const share = this.cfg.capitalMaxJumpShare;
+    const moved = (a: number, b: number) => Math.abs(a - b) > share * Math.max(Math.abs(b), 1);
+    const cash = reading.cash_usd;
+    const atStake = cash + reading.inventory_usd;
+    const prevCash = Number(previous.cash_usd);
+    const prevAtStake = prevCash + Number(previous.inventory_usd);
+    if (!moved(cash, prevCash) && !moved(atStake, prevAtStake)) {
+      this.heldBack = undefined;
+      return reading;
+    }
+    const flows = await this.client.activity(seconds(previous.observed_at.getTime()), seconds(now.getTime()) + 1);
+    if (flows.some((f) => ACTIVITY_KINDS[f.type] === 'transfer' || ACTIVITY_KINDS[f.type] === 'trading')) {
+      this.heldBack = undefined;
+      return reading;
+    }
+    const agrees = this.heldBack && !moved(cash, this.heldBack.cash) && !moved(atStake, this.heldBack.atStake);
+    this.heldBack = { cash, atStake, readings: agrees ? this.heldBack!.readings + 1 : 1 };
+    const fields = { cash_usd: cash, previous_cash_usd: prevCash, at_stake_usd: usd6(atStake), previous_at_stake_usd: usd6(prevAtStake), readings: this.heldBack.readings };
+    if (this.heldBack.readings >= CONFIRMING_READINGS) {
+      this.log.warn('capital jump confirmed by consecutive readings: published', fields);
+      this.heldBack = undefined;
+      return reading;
+    }
+    this.log.warn('capital snapshot held back: it moved with no transfer or trade to explain it', fields);
+    return null;
+  }
+
+  /**
+   * The payout dated `payoutDate`: the earnings of the activity day before it (paid at 00:00 UTC).
+   * A night under the $1 minimum is not paid, so it is 0; a night with no rows is 0 once it is a day
+   * old (Polymarket has had a whole day to report it) and not yet known before that.
+   */
+  async nightPayout(payoutDate: string, today: string): Promise<{ paid: number; earned: number } | null> {
+    const earned = await this.client.totalEarnings(store.addDays(payoutDate, -1));
+    if (earned === null) return payoutDate < today ? { paid: 0, earned: 0 } : null;
+    return { paid: earned < MIN_PAYOUT_USD ? 0 : usd6(earned), earned: usd6(earned) };
+  }
+
+  /** The night's payout; once its credit day is over, checked once against the REWARD credits of that day. */
+  async payout(payoutDate: string, today: string): Promise<number | null> {
+    const night = await this.nightPayout(payoutDate, today);
+    if (night === null) return null;
+    if (night.paid === 0 && night.earned > 0) this.log.info('night under the minimum payout: published as 0', { date: payoutDate, earnings_usd: night.earned });
+    if (payoutDate < today && !this.creditsChecked.has(payoutDate)) {
+      this.creditsChecked.add(payoutDate);
+      const credited = (await this.rewardCredits(payoutDate, payoutDate)).get(payoutDate) ?? 0;
+      if (Math.abs(credited - night.paid) > CREDIT_TOLERANCE_USD) {
+        this.log.warn('payout differs from the REWARD credits of its night', { date: payoutDate, payout_usd: night.paid, credited_usd: usd6(credited) });
+      }
+    }
+    return night.paid;
+  }
+
+  /** REWARD activity credited on each payout date from `from` to `to` (UTC days), in USD. */
+  async rewardCredits(from: string, to: string): Promise<Map<string, number>> {
+    const rows = await this.client.activity(seconds(midnight(from)), seconds(midnight(to) + DAY_MS), ['REWARD']);
+    const out = new Map<string, number>();
+    for (const r of rows) {
+      if (r.type !== 'REWARD') continue;
+      const date = store.utcDate(new Date(r.timestamp * 1000));
+      out.set(date, (out.get(date) ?? 0) + r.usdcSize);
+    }
+    return out;
+  }
+
+  /**
+   * Trading cost of UTC day `date` by the equity-delta formula (ledger.ts), between the writer's last
+   * capital snapshot at most 30 minutes before the day's 00:00 UTC and the same before the next one,
+   * with every activity row between the two snapshot times. Null when a snapshot is missing, or while
+   * a row of a type the writer does not know makes the day provisional.
    */
   async tradingCost(date: string, db: WriterDb) {
-    const start = Date.parse(`${date}T00:00:00Z`);
+    const start = midnight(date);
     const s0 = await this.snapshotBefore(db, start);
     const s1 = await this.snapshotBefore(db, start + DAY_MS);
     if (!s0 || !s1 || s0.at >= s1.at) return null;
-    const flows = await this.client.activity([...INCOME_TYPES, ...TRANSFER_TYPES], Math.floor(s0.at / 1000), Math.floor(s1.at / 1000));
-    let income = 0;
-    let deposits = 0;
-    let withdrawals = 0;
-    for (const f of flows) {
-      if (INCOME_TYPES.includes(f.type)) income += f.usdcSize;
-      else if (f.type === 'DEPOSIT') deposits += f.usdcSize;
-      else if (f.type === 'WITHDRAWAL') withdrawals += Math.abs(f.usdcSize);
+    const result = tradingCost(s0, s1, await this.client.activity(seconds(s0.at), seconds(s1.at)));
+    if (result.kind === 'provisional') {
+      this.log.warn('trading cost provisional: activity of unknown types', { date, types: result.unknownTypes });
+      return null;
     }
-    const pnl = s1.equity - s0.equity - income + withdrawals - deposits;
-    return usd6(-pnl);
+    return usd6(result.usd);
   }
 
-  private async snapshotBefore(db: WriterDb, boundaryMs: number): Promise<{ at: number; equity: number } | undefined> {
+  private async snapshotBefore(db: WriterDb, boundaryMs: number): Promise<{ at: number; cash: number; inventory: number } | undefined> {
     const row = await db.selectFrom('stats.capital')
-      .select(['observed_at', sql<string>`cash_usd + inventory_usd`.as('equity')])
+      .select(['observed_at', sql<string>`cash_usd`.as('cash'), sql<string>`inventory_usd`.as('inventory')])
       .where('is_demo', '=', false)
       .where('observed_at', '<=', new Date(boundaryMs))
       .where('observed_at', '>', new Date(boundaryMs - BOUNDARY_TOLERANCE_MS))
       .orderBy('observed_at', 'desc').limit(1).executeTakeFirst();
-    return row ? { at: row.observed_at.getTime(), equity: Number(row.equity) } : undefined;
+    return row ? { at: row.observed_at.getTime(), cash: Number(row.cash), inventory: Number(row.inventory) } : undefined;
   }
 }

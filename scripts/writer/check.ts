@@ -1,0 +1,112 @@
+// `check`: a read-only dry run against the configured Polymarket account, an operator's first step
+// before the first real write. It reads what the writer would publish, writes nothing anywhere, and
+// prints figures only (no address, market or order id), flagging what looks implausible.
+import type { Logger } from './log.ts';
+import type { PolymarketSource } from './polymarket/source.ts';
+import { CREDIT_TOLERANCE_USD, MIN_PAYOUT_USD } from './polymarket/source.ts';
+import { ACTIVITY_KINDS, tradingCost } from './polymarket/ledger.ts';
+import { usd6 } from './source.ts';
+import { addDays, utcDate } from './store.ts';
+
+/** Nights read back, as many as landing_stats' daily array shows. */
+export const CHECK_NIGHTS = 16;
+/** This many nights in a row without earnings is worth a look. */
+const QUIET_NIGHTS = 3;
+const DAY_MS = 86_400_000;
+
+export interface CheckReport {
+  nights: { date: string; payout_usd: number; credited_usd: number }[];
+  accrued_today_usd: number;
+  accrued_today_markets: number;
+  markets_quoted_24h: number;
+  capital: { cash_usd: number; clob_cash_usd: number; inventory_usd: number; positions: number; at_stake_usd: number };
+  yesterday_flows: { income_usd: number; deposits_usd: number; withdrawals_usd: number; trading_rows: number; unknown_types: string[] };
+  flags: string[];
+}
+
+export async function runCheck(source: PolymarketSource, now: Date, log: Logger): Promise<CheckReport> {
+  const { client } = source;
+  await source.prepare().catch((error: Error) => log.warn('server clock unreadable; signing with the local clock', { error: error.message }));
+  const today = utcDate(now);
+  const flags: string[] = [];
+
+  const first = addDays(today, -(CHECK_NIGHTS - 1));
+  const credits = await source.rewardCredits(first, today);
+  const nights: CheckReport['nights'] = [];
+  for (let date = first; date <= today; date = addDays(date, 1)) {
+    const night = await source.nightPayout(date, today);
+    if (night === null) continue;
+    nights.push({ date, payout_usd: night.paid, credited_usd: usd6(credits.get(date) ?? 0) });
+  }
+  for (const n of nights) {
+    if (n.date < today && Math.abs(n.payout_usd - n.credited_usd) > CREDIT_TOLERANCE_USD) {
+      flags.push(`night ${n.date}: earnings give a payout of $${n.payout_usd} but $${n.credited_usd} was credited as REWARD`);
+    }
+  }
+  let quiet = 0;
+  for (const n of [...nights].reverse()) {
+    if (n.payout_usd >= MIN_PAYOUT_USD) break;
+    quiet++;
+  }
+  if (quiet >= QUIET_NIGHTS) flags.push(`no paid earnings for the last ${quiet} nights: check SIGNATURE_TYPE and FUNDER_ADDRESS (a wrong maker address reads as an empty account)`);
+
+  const accruedUsd = (await client.totalEarnings(today)) ?? 0;
+  const earning = await client.earningMarkets(today);
+  const t = now.getTime();
+  const quoted = new Set([...(await client.openOrderMarkets(t)), ...(await client.makerFillMarkets(Math.floor((t - DAY_MS) / 1000)))].map((q) => q.market.toLowerCase()));
+
+  const capital = await source.readCapital();
+  const clobCash = source.usesChain ? usd6(await client.clobCashUsd()) : capital.cash_usd;
+  if (capital.cash_usd === 0 && capital.positions > 0) flags.push(`cash reads as 0 while ${capital.positions} positions are held: a stale balance? (set POLYGON_RPC_URL to read it on chain)`);
+  if (source.usesChain && Math.abs(clobCash - capital.cash_usd) > Math.max(1, 0.01 * capital.cash_usd)) {
+    flags.push(`the CLOB reports $${clobCash} of cash, the chain $${capital.cash_usd}: the chain's figure is published`);
+  }
+  if (!capital.positionsComplete) flags.push('more positions than the Data API pages through: the count stops there');
+
+  const start = Math.floor((Date.parse(`${today}T00:00:00Z`) - DAY_MS) / 1000);
+  const flows = await client.activity(start, start + DAY_MS / 1000);
+  const summary = tradingCost({ cash: 0, inventory: 0 }, { cash: 0, inventory: 0 }, flows);
+  const unknown = summary.kind === 'provisional' ? summary.unknownTypes : [];
+  if (unknown.length > 0) flags.push(`activity of types the writer does not know (${unknown.join(', ')}): the trading cost of such a day is held back`);
+  const sum = (kind: string, type?: string) => usd6(flows.filter((f) => ACTIVITY_KINDS[f.type] === kind && (!type || f.type === type)).reduce((s, f) => s + Math.abs(f.usdcSize), 0));
+
+  return {
+    nights,
+    accrued_today_usd: usd6(accruedUsd),
+    accrued_today_markets: earning.size,
+    markets_quoted_24h: quoted.size,
+    capital: {
+      cash_usd: capital.cash_usd, clob_cash_usd: clobCash, inventory_usd: capital.inventory_usd,
+      positions: capital.positions, at_stake_usd: usd6(capital.cash_usd + capital.inventory_usd),
+    },
+    yesterday_flows: {
+      income_usd: usd6(flows.filter((f) => ACTIVITY_KINDS[f.type] === 'income').reduce((s, f) => s + f.usdcSize, 0)),
+      deposits_usd: sum('transfer', 'DEPOSIT'),
+      withdrawals_usd: sum('transfer', 'WITHDRAWAL'),
+      trading_rows: flows.filter((f) => ACTIVITY_KINDS[f.type] === 'trading').length,
+      unknown_types: unknown,
+    },
+    flags,
+  };
+}
+
+export function formatCheck(r: CheckReport): string {
+  const lines = [
+    'What the writer would publish (nothing was written):',
+    '',
+    'Nightly payouts (payout date: gross reward payout / REWARD credited that day):',
+    ...r.nights.map((n) => `  ${n.date}  $${n.payout_usd.toFixed(2).padStart(10)}  / $${n.credited_usd.toFixed(2)}`),
+    '',
+    `Accrued today (estimate): $${r.accrued_today_usd.toFixed(2)} in ${r.accrued_today_markets} markets`,
+    `Markets quoted now or filled as maker in 24 h: ${r.markets_quoted_24h}`,
+    `Capital: cash $${r.capital.cash_usd.toFixed(2)} (CLOB says $${r.capital.clob_cash_usd.toFixed(2)}), inventory $${r.capital.inventory_usd.toFixed(2)}, ` +
+      `${r.capital.positions} positions, at stake $${r.capital.at_stake_usd.toFixed(2)}`,
+    `Yesterday's activity: income $${r.yesterday_flows.income_usd.toFixed(2)}, deposits $${r.yesterday_flows.deposits_usd.toFixed(2)}, ` +
+      `withdrawals $${r.yesterday_flows.withdrawals_usd.toFixed(2)}, ${r.yesterday_flows.trading_rows} trading rows`,
+    'Trading cost: computed once the writer has taken capital snapshots on both sides of a midnight.',
+    '',
+    r.flags.length === 0 ? 'Nothing implausible found.' : `Look at these before the first real write (${r.flags.length}):`,
+    ...r.flags.map((f) => `  - ${f}`),
+  ];
+  return lines.join('\n');
+}
