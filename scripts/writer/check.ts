@@ -13,6 +13,7 @@ export const CHECK_NIGHTS = 16;
 /** This many nights in a row without earnings is worth a look. */
 const QUIET_NIGHTS = 3;
 const DAY_MS = 86_400_000;
+const money = (usd: number) => `$${usd.toFixed(2)}`;
 
 export interface CheckReport {
   nights: { date: string; payout_usd: number; credited_usd: number }[];
@@ -40,7 +41,7 @@ export async function runCheck(source: PolymarketSource, now: Date, log: Logger)
   }
   for (const n of nights) {
     if (n.date < today && Math.abs(n.payout_usd - n.credited_usd) > CREDIT_TOLERANCE_USD) {
-      flags.push(`night ${n.date}: earnings give a payout of $${n.payout_usd} but $${n.credited_usd} was credited as REWARD`);
+      flags.push(`night ${n.date}: earnings give a payout of ${money(n.payout_usd)} but ${money(n.credited_usd)} was credited as REWARD`);
     }
   }
   let quiet = 0;
@@ -59,7 +60,7 @@ export async function runCheck(source: PolymarketSource, now: Date, log: Logger)
   const clobCash = source.usesChain ? usd6(await client.clobCashUsd()) : capital.cash_usd;
   if (capital.cash_usd === 0 && capital.positions > 0) flags.push(`cash reads as 0 while ${capital.positions} positions are held: a stale balance? (set POLYGON_RPC_URL to read it on chain)`);
   if (source.usesChain && Math.abs(clobCash - capital.cash_usd) > Math.max(1, 0.01 * capital.cash_usd)) {
-    flags.push(`the CLOB reports $${clobCash} of cash, the chain $${capital.cash_usd}: the chain's figure is published`);
+    flags.push(`the CLOB reports ${money(clobCash)} of cash, the chain ${money(capital.cash_usd)}: the chain's figure is published`);
   }
   if (!capital.positionsComplete) flags.push('more positions than the Data API pages through: the count stops there');
 
@@ -95,7 +96,7 @@ export function formatCheck(r: CheckReport): string {
     'What the writer would publish (nothing was written):',
     '',
     'Nightly payouts (payout date: gross reward payout / REWARD credited that day):',
-    ...r.nights.map((n) => `  ${n.date}  $${n.payout_usd.toFixed(2).padStart(10)}  / $${n.credited_usd.toFixed(2)}`),
+    ...r.nights.map((n) => `  ${n.date}  ${money(n.payout_usd).padStart(11)}  / ${money(n.credited_usd)}`),
     '',
     `Accrued today (estimate): $${r.accrued_today_usd.toFixed(2)} in ${r.accrued_today_markets} markets`,
     `Markets quoted now or filled as maker in 24 h: ${r.markets_quoted_24h}`,

@@ -1,65 +1,120 @@
-// A local fake of the Polymarket CLOB and Data API for the writer's tests (reference/polymarket.md §8).
-// It checks the L2 signature headers with its own HMAC code (not the writer's), serves the
-// documented response shapes, and plays scripted faults: 429 with an HTML body and Retry-After,
-// 425, 401, 5xx, and answers slower than the writer's timeout.
+// A local fake of Polymarket's CLOB, its Data API and a Polygon JSON-RPC node, for the writer's tests.
+// It is built from the public API reference (each rule names its page), never from the writer's own
+// reading: the account is held as raw facts (per-market earnings, orders, trades, positions,
+// activity, balances) and every route derives its answer from them the way the documentation says.
+//
+// Control API:
+//   new FakePolymarket(account).start()      serve on 127.0.0.1, port 0; `url` is the base URL (CLOB and
+//                                            Data API share it; the RPC is `${url}/rpc`)
+//   fake.account.*                           the account's facts, changeable between calls
+//   fake.clockOffsetMs                       the fake's clock runs this far ahead of the real one (/time, auth window)
+//   fake.restartFor(ms)                      the matching engine restarts: every CLOB route answers 425 for `ms`
+//   fake.fail(path, ...faults)               answers served in order before the normal one (status 0 = delay only)
+//   fake.requests / fake.hits(path)          every request: path, query, status
 import { createHmac } from 'node:crypto';
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
 import type { AddressInfo } from 'node:net';
 
-export interface EarningRow { condition_id: string; asset_address: string; earnings: number | string; asset_rate: number | string }
-/** `sponsored` marks a sponsored reward in the fixture (not a Polymarket field): as documented, /total
- * includes such rows only when asked with sponsored=true. */
-export interface TotalRow { date: string | number; asset_address: string; earnings: number | string; asset_rate: number | string; sponsored?: boolean }
-export interface ActivityRow { type: string; usdcSize: number; timestamp: number; conditionId?: string }
+/** One market's reward earnings of one activity day in one asset (what /rewards/user lists per row). */
+export interface Earning {
+  /** Activity day, YYYY-MM-DD (UTC). */
+  day: string;
+  condition_id: string;
+  asset_address: string;
+  earnings: number;
+  asset_rate: number;
+  /** A sponsored reward (paid from a sponsor's pool) rather than Polymarket's native one. */
+  sponsored?: boolean;
+}
 
-export interface Fault { status: number; body?: string; headers?: Record<string, string>; delayMs?: number }
+/** An open order as GET /data/orders returns it (https://docs.polymarket.com/api-reference/trade/get-user-orders). */
+export interface OpenOrder {
+  id: string; status: string; owner: string; maker_address: string; market: string; asset_id: string; side: 'BUY' | 'SELL';
+  original_size: string; size_matched: string; price: string; outcome: string; expiration: string; order_type: string;
+  associate_trades: string[]; created_at: number;
+}
+
+/** A trade as GET /trades returns it (https://docs.polymarket.com/api-reference/trade/get-trades). */
+export interface Trade {
+  id: string; taker_order_id: string; market: string; asset_id: string; side: 'BUY' | 'SELL'; size: string; fee_rate_bps: string;
+  price: string; status: string; match_time: string; last_update: string; outcome: string; bucket_index: number; owner: string;
+  maker_address: string; transaction_hash: string; trader_side: 'TAKER' | 'MAKER';
+  maker_orders: { order_id: string; owner: string; maker_address: string; matched_amount: string; price: string; fee_rate_bps: string; asset_id: string; outcome: string; side: string }[];
+}
+
+/** A position as GET /positions returns it (https://docs.polymarket.com/api-reference/core/get-current-positions-for-a-user). */
+export interface Position {
+  proxyWallet: string; asset: string; conditionId: string; size: number; avgPrice: number; initialValue: number; currentValue: number;
+  cashPnl: number; percentPnl: number; totalBought: number; realizedPnl: number; percentRealizedPnl: number; curPrice: number;
+  redeemable: boolean; mergeable: boolean; title: string; slug: string; icon: string; eventSlug: string; outcome: string;
+  outcomeIndex: number; oppositeOutcome: string; oppositeAsset: string; endDate: string; negativeRisk: boolean;
+}
+
+/** An activity row as GET /activity returns it (https://docs.polymarket.com/api-reference/core/get-user-activity). */
+export interface ActivityRow {
+  proxyWallet: string; timestamp: number; conditionId: string; type: string; size: number; usdcSize: number; transactionHash: string;
+  price: number; asset: string; side: string; outcomeIndex: number; title: string; slug: string; icon: string; eventSlug: string;
+  outcome: string; name: string; pseudonym: string; bio: string; profileImage: string; profileImageOptimized: string;
+}
 
 export interface FakeAccount {
   apiKey: string;
   secret: string;
   passphrase: string;
+  /** The address the API key belongs to (POLY_ADDRESS). */
   address: string;
+  /** The funder (profile) address: the maker of the account's orders and the Data API's `user`. */
   funder: string;
-  /** Activity day → rows of /rewards/user/total (absent = `[]`). */
-  totals: Map<string, TotalRow[]>;
-  /** Activity day → rows of /rewards/user, served two per page. */
-  earnings: Map<string, EarningRow[]>;
-  orders: { id: string; market: string }[];
-  trades: { id: string; market: string; maker_orders: { order_id: string; maker_address: string }[] }[];
-  balance: string;
-  value: { user: string; value: number }[];
-  positions: { conditionId: string; size: number; currentValue: number }[];
+  /** The signature type that derives the funder from POLY_ADDRESS; any other reads someone else's (empty) account. */
+  signatureType: number;
+  earnings: Earning[];
+  orders: OpenOrder[];
+  trades: Trade[];
+  positions: Position[];
   activity: ActivityRow[];
+  /** The collateral balance on chain, in 6-decimal base units. */
+  chainBalance: bigint;
+  /** What /balance-allowance answers until /balance-allowance/update refreshes it from the chain. */
+  cachedBalance: string;
+  /** A wrong balance the CLOB keeps answering whatever the refresh (reports of doubled balances). */
+  stuckBalance?: string;
 }
 
-export interface RecordedRequest { at: number; path: string; query: Record<string, string>; status: number }
+export interface RecordedRequest { at: number; method: string; path: string; query: Record<string, string>; status: number }
+export interface Fault { status: number; body?: string; headers?: Record<string, string>; delayMs?: number }
 
-// The routes the writer reads that need L2 headers, and those that must carry signature_type.
-const SIGNED = new Set(['/rewards/user', '/rewards/user/total', '/balance-allowance', '/data/orders', '/data/trades']);
-const NEEDS_SIGNATURE_TYPE = new Set(['/rewards/user', '/rewards/user/total', '/balance-allowance']);
+/** pUSD, the CLOB V2 collateral token (https://docs.polymarket.com/v2-migration). */
+export const PUSD = '0xC011a7E12a19f7B1f670d46F03B03f3342E82DFB';
+
 const END = 'LTE=';
 const cursorFor = (offset: number) => Buffer.from(String(offset)).toString('base64');
-const offsetOf = (cursor: string | undefined) => Number(Buffer.from(cursor ?? 'MA==', 'base64').toString() || 0);
+/** Cursors are base64 offsets: "MA==" is 0, "LTE=" (-1) the end (https://docs.polymarket.com/api-reference/rewards/get-earnings-for-user-by-date). */
+const offsetOf = (cursor: string | undefined) => Math.max(0, Number(Buffer.from(cursor || 'MA==', 'base64').toString()) || 0);
+const CLOB_PREFIXES = ['/rewards/', '/balance-allowance', '/data/', '/trades'];
+const isClob = (path: string) => CLOB_PREFIXES.some((p) => path === p || path.startsWith(p));
+/** Routes that need L2 headers (https://docs.polymarket.com/api-reference/authentication). */
+const PRIVATE = new Set(['/rewards/user', '/rewards/user/total', '/balance-allowance', '/balance-allowance/update', '/data/orders', '/data/trades', '/trades']);
 
-/** Independent HMAC of the fake: url-safe base64 with padding over ts+METHOD+path. */
-function expectedSignature(secret: string, ts: string, method: string, path: string): string {
+/** The HMAC of L2 auth, computed here on its own: url-safe base64 (padding kept) of HMAC-SHA256 over
+ * timestamp + METHOD + path (no query) + body, keyed by the base64(url)-decoded secret
+ * (clob-client-v2 src/signing/hmac.ts; vector in clob-client tests/signing/hmac.test.ts). */
+export function l2Signature(secret: string, timestamp: string, method: string, path: string, body = ''): string {
   return createHmac('sha256', Buffer.from(secret.replace(/-/g, '+').replace(/_/g, '/'), 'base64'))
-    .update(ts + method + path).digest('base64').replaceAll('+', '-').replaceAll('/', '_');
+    .update(timestamp + method + path + body).digest('base64').replace(/\+/g, '-').replace(/\//g, '_');
 }
 
 export class FakePolymarket {
-  server: Server;
+  readonly server: Server;
   url = '';
+  account: FakeAccount;
   requests: RecordedRequest[] = [];
-  /** Faults served, in order, before the normal answer of a path. */
-  faults = new Map<string, Fault[]>();
-  /** Faults served on every request of a path (a call that always fails). */
-  permanent = new Map<string, Fault>();
-  /** Seconds the fake's clock runs ahead of the real one. */
-  clockSkewSeconds = 0;
+  clockOffsetMs = 0;
+  private restartUntil = 0;
+  private readonly faults = new Map<string, Fault[]>();
   private readonly open = new Set<ServerResponse>();
 
-  constructor(public account: FakeAccount) {
+  constructor(account: FakeAccount) {
+    this.account = account;
     this.server = createServer((req, res) => void this.handle(req, res));
   }
 
@@ -79,12 +134,18 @@ export class FakePolymarket {
     this.faults.set(path, [...(this.faults.get(path) ?? []), ...faults]);
   }
 
+  /** A matching-engine restart: the CLOB answers 425 "Too Early" for about 90 s in production
+   * (https://docs.polymarket.com/trading/matching-engine); GET /time, which is no engine call, keeps answering. */
+  restartFor(ms: number) {
+    this.restartUntil = Date.now() + ms;
+  }
+
   hits(path: string) {
     return this.requests.filter((r) => r.path === path);
   }
 
-  private now() {
-    return Math.floor(Date.now() / 1000) + this.clockSkewSeconds;
+  nowSeconds() {
+    return Math.floor((Date.now() + this.clockOffsetMs) / 1000);
   }
 
   private async handle(req: IncomingMessage, res: ServerResponse) {
@@ -92,78 +153,246 @@ export class FakePolymarket {
     res.on('close', () => this.open.delete(res));
     const url = new URL(req.url ?? '/', 'http://fake');
     const query = Object.fromEntries(url.searchParams);
-    const record = { at: Date.now(), path: url.pathname, query, status: 200 };
+    const chunks: Buffer[] = [];
+    for await (const c of req) chunks.push(c as Buffer);
+    const body = Buffer.concat(chunks).toString();
+    const record: RecordedRequest = { at: Date.now(), method: req.method ?? 'GET', path: url.pathname, query, status: 200 };
     this.requests.push(record);
-    const send = (status: number, body: unknown, headers: Record<string, string> = {}) => {
+    const send = (status: number, payload: unknown, headers: Record<string, string> = {}) => {
       record.status = status;
-      const text = typeof body === 'string' ? body : JSON.stringify(body);
-      res.writeHead(status, { 'content-type': typeof body === 'string' && text.startsWith('<') ? 'text/html' : 'application/json', ...headers });
+      const text = typeof payload === 'string' ? payload : JSON.stringify(payload);
+      res.writeHead(status, { 'content-type': text.startsWith('<') ? 'text/html' : 'application/json', ...headers });
       res.end(text);
     };
 
-    const fault = this.faults.get(url.pathname)?.shift() ?? this.permanent.get(url.pathname);
+    const fault = this.faults.get(url.pathname)?.shift();
     if (fault) {
       if (fault.delayMs) await new Promise((r) => setTimeout(r, fault.delayMs));
       if (res.destroyed) return;
-      // status 0: the delay is the whole fault, and the normal answer follows it
       if (fault.status !== 0) return send(fault.status, fault.body ?? '{"error":"fault"}', fault.headers);
     }
-    if (SIGNED.has(url.pathname)) {
-      const problem = this.checkSignature(req, url.pathname);
-      if (problem) return send(401, { error: 'Unauthorized/Invalid api key', detail: problem });
-      if (NEEDS_SIGNATURE_TYPE.has(url.pathname) && !/^[0-3]$/.test(query.signature_type ?? '')) {
-        return send(400, { error: 'signature_type is required' });
-      }
+    if (url.pathname === '/rpc') return send(200, this.rpc(body));
+    if (isClob(url.pathname) && Date.now() < this.restartUntil) return send(425, { error: 'service not ready' });
+    if (PRIVATE.has(url.pathname)) {
+      const problem = this.checkAuth(req, url.pathname, body);
+      if (problem) return send(401, { error: 'Unauthorized/Invalid api key' });
     }
-    const a = this.account;
-    switch (url.pathname) {
-      case '/time': return send(200, this.now());
-      case '/rewards/user/total': {
-        const all = a.totals.get(query.date ?? '') ?? [];
-        return send(200, all.filter((r) => query.sponsored === 'true' || !r.sponsored).map(({ sponsored: _, ...row }) => row));
-      }
-      case '/rewards/user': {
-        const list = a.earnings.get(query.date ?? '') ?? [];
-        const offset = offsetOf(query.next_cursor);
-        const data = list.slice(offset, offset + 2);
-        const next = offset + 2 < list.length ? cursorFor(offset + 2) : END;
-        return send(200, { limit: 2, count: data.length, next_cursor: next, data: data.map((r) => ({ date: `${query.date}T00:00:00Z`, maker_address: a.funder, ...r })) });
-      }
-      case '/balance-allowance': return send(200, { balance: a.balance, allowances: { '0x4bFb41d5B3570DeFd03C39a9A4D8dE6Bd8B8982E': '115792089237316195423570985008687907853269984665640564039457584007913129639935' } });
-      case '/data/orders': {
-        const offset = offsetOf(query.next_cursor);
-        const data = a.orders.slice(offset, offset + 2).map((o) => ({ ...o, status: 'ORDER_STATUS_LIVE', owner: a.apiKey, maker_address: a.funder, asset_id: '1', side: 'BUY', original_size: '10', size_matched: '0', price: '0.45' }));
-        return send(200, { limit: 2, count: data.length, next_cursor: offset + 2 < a.orders.length ? cursorFor(offset + 2) : END, data });
-      }
-      case '/data/trades': return send(200, { limit: 100, count: a.trades.length, next_cursor: END, data: a.trades.map((t) => ({ ...t, status: 'CONFIRMED', size: '5', price: '0.5', trader_side: 'TAKER' })) });
-      case '/value': return send(200, query.user === a.funder ? a.value : []);
-      case '/positions': {
-        if (query.user !== a.funder) return send(200, []);
-        const offset = Number(query.offset ?? 0);
-        if (offset > 10_000) return send(400, { error: 'offset beyond cap' });
-        const limit = Number(query.limit ?? 100);
-        return send(200, a.positions.slice(offset, offset + limit).map((p) => ({ proxyWallet: a.funder, ...p })));
-      }
-      case '/activity': {
-        const types = new Set((query.type ?? '').split(','));
-        const start = Number(query.start ?? 0);
-        const end = Number(query.end ?? Infinity);
-        const offset = Number(query.offset ?? 0);
-        const rows = a.activity.filter((r) => types.has(r.type) && r.timestamp >= start && r.timestamp <= end)
-          .map((r) => ({ proxyWallet: a.funder, transactionHash: `0x${'ab'.repeat(32)}`, ...r }));
-        return send(200, rows.slice(offset, offset + Number(query.limit ?? 100)));
-      }
-      default: return send(404, { error: 'not found' });
+    try {
+      const answer = this.route(url.pathname, query);
+      return answer === undefined ? send(404, { error: 'not found' }) : send(answer.status ?? 200, answer.body);
+    } catch (error) {
+      return send(400, { error: (error as Error).message });
     }
   }
 
-  private checkSignature(req: IncomingMessage, path: string): string | undefined {
+  private checkAuth(req: IncomingMessage, path: string, body: string): string | undefined {
     const h = (name: string) => req.headers[name.toLowerCase()] as string | undefined;
     const a = this.account;
-    if (h('POLY_API_KEY') !== a.apiKey || h('POLY_PASSPHRASE') !== a.passphrase || h('POLY_ADDRESS') !== a.address) return 'wrong credentials';
+    if (h('POLY_API_KEY') !== a.apiKey || h('POLY_PASSPHRASE') !== a.passphrase || h('POLY_ADDRESS')?.toLowerCase() !== a.address.toLowerCase()) return 'credentials';
     const ts = h('POLY_TIMESTAMP') ?? '';
-    if (!/^\d+$/.test(ts) || Math.abs(this.now() - Number(ts)) > 60) return 'stale timestamp';
-    if (h('POLY_SIGNATURE') !== expectedSignature(a.secret, ts, req.method ?? 'GET', path)) return 'bad signature';
+    // Signatures carry a timestamp the server accepts only near its own clock (clients can sync with GET /time).
+    if (!/^\d+$/.test(ts) || Math.abs(this.nowSeconds() - Number(ts)) > 60) return 'timestamp';
+    if (h('POLY_SIGNATURE') !== l2Signature(a.secret, ts, req.method ?? 'GET', path, body)) return 'signature';
     return undefined;
   }
+
+  /**
+   * Whose account a CLOB call reads: `maker_address` when given, else the address that
+   * `signature_type` derives from POLY_ADDRESS (0 EOA: itself; 1 proxy, 2 Safe: the funder when that
+   * is the account's type). A wrong type reads an address with nothing on it.
+   */
+  private maker(query: Record<string, string>): string {
+    if (query.maker_address) return query.maker_address.toLowerCase();
+    const type = Number(query.signature_type ?? 0);
+    if (type === this.account.signatureType) return this.account.funder.toLowerCase();
+    return type === 0 ? this.account.address.toLowerCase() : `unknown-${type}`;
+  }
+
+  private isAccount(maker: string) {
+    return maker === this.account.funder.toLowerCase();
+  }
+
+  private route(path: string, q: Record<string, string>): { status?: number; body: unknown } | undefined {
+    const a = this.account;
+    switch (path) {
+      // https://docs.polymarket.com/api-reference/misc/get-server-time: Unix seconds.
+      case '/time': return { body: this.nowSeconds() };
+
+      // https://docs.polymarket.com/api-reference/rewards/get-earnings-for-user-by-date: 100 rows a page;
+      // sponsored=true returns sponsored-only earnings, its absence (default false) native-only.
+      case '/rewards/user': {
+        const day = requiredDate(q.date);
+        const sponsored = q.sponsored === 'true';
+        const rows = this.isAccount(this.maker(q)) ? a.earnings.filter((e) => e.day === day && Boolean(e.sponsored) === sponsored) : [];
+        const offset = offsetOf(q.next_cursor);
+        const page = rows.slice(offset, offset + 100);
+        return { body: {
+          limit: 100, count: page.length, next_cursor: offset + 100 < rows.length ? cursorFor(offset + 100) : END,
+          data: page.map((e) => ({ date: `${day}T00:00:00Z`, condition_id: e.condition_id, asset_address: e.asset_address, maker_address: a.funder, earnings: e.earnings, asset_rate: e.asset_rate })),
+        } };
+      }
+
+      // https://docs.polymarket.com/api-reference/rewards/get-total-earnings-for-user-by-date: the day's
+      // earnings summed per asset address, a bare array; sponsored=true aggregates native and sponsored.
+      case '/rewards/user/total': {
+        const day = requiredDate(q.date);
+        const rows = this.isAccount(this.maker(q)) ? a.earnings.filter((e) => e.day === day && (q.sponsored === 'true' || !e.sponsored)) : [];
+        const byAsset = new Map<string, { earnings: number; asset_rate: number }>();
+        for (const e of rows) {
+          const sum = byAsset.get(e.asset_address) ?? { earnings: 0, asset_rate: e.asset_rate };
+          sum.earnings += e.earnings;
+          byAsset.set(e.asset_address, sum);
+        }
+        return { body: [...byAsset].map(([asset, s]) => ({ date: `${day}T00:00:00Z`, asset_address: asset, maker_address: a.funder, earnings: round6(s.earnings), asset_rate: s.asset_rate })) };
+      }
+
+      // https://docs.polymarket.com/api-reference/account/get-balance-and-allowance: a cached balance in
+      // base units; GET /balance-allowance/update asks the server to refresh it from the chain.
+      case '/balance-allowance': {
+        if (q.asset_type !== 'COLLATERAL' && q.asset_type !== 'CONDITIONAL') throw new Error('invalid asset_type');
+        const balance = this.isAccount(this.maker(q)) ? a.stuckBalance ?? a.cachedBalance : '0';
+        return { body: { balance, allowances: { '0xE111180000d2663C0091e4f400237545B87B996B': '115792089237316195423570985008687907853269984665640564039457584007913129639935' } } };
+      }
+      case '/balance-allowance/update': {
+        if (this.isAccount(this.maker(q))) a.cachedBalance = a.chainBalance.toString();
+        return { body: '' };
+      }
+
+      // https://docs.polymarket.com/api-reference/trade/get-user-orders: the caller's open orders, paged.
+      case '/data/orders': return { body: paged(a.orders.filter((o) => o.status === 'ORDER_STATUS_LIVE'), q.next_cursor, 100) };
+
+      // https://docs.polymarket.com/api-reference/trade/get-trades (GET /trades, maker_address required;
+      // the official clients call it /data/trades): after/before filter on match_time (Unix seconds).
+      case '/trades':
+      case '/data/trades': {
+        if (path === '/trades' && !q.maker_address) throw new Error('maker_address is required');
+        const after = q.after ? Number(q.after) : -Infinity;
+        const before = q.before ? Number(q.before) : Infinity;
+        return { body: paged(a.trades.filter((t) => Number(t.match_time) > after && Number(t.match_time) < before), q.next_cursor, 100) };
+      }
+
+      // https://docs.polymarket.com/api-reference/core/get-total-value-of-a-users-positions
+      case '/value': {
+        const user = requiredUser(q.user);
+        const value = user === a.funder.toLowerCase() ? a.positions.reduce((s, p) => s + p.currentValue, 0) : 0;
+        return { body: [{ user, value: round6(value) }] };
+      }
+
+      // https://docs.polymarket.com/api-reference/core/get-current-positions-for-a-user: limit ≤ 500
+      // (default 100), offset ≤ 10000, sizeThreshold default 1.
+      case '/positions': {
+        const user = requiredUser(q.user);
+        const { limit, offset } = window(q, 100, 500, 10_000);
+        const threshold = q.sizeThreshold === undefined ? 1 : Number(q.sizeThreshold);
+        const rows = user === a.funder.toLowerCase() ? a.positions.filter((p) => p.size >= threshold) : [];
+        return { body: rows.slice(offset, offset + limit) };
+      }
+
+      // https://docs.polymarket.com/api-reference/core/get-user-activity: limit ≤ 500 (default 100),
+      // offset ≤ 5000 (400 beyond), start/end in Unix seconds, TIMESTAMP sort DESC by default, and
+      // excludeDepositsWithdrawals defaulting to true even when `type` names DEPOSIT or WITHDRAWAL.
+      case '/activity': {
+        const user = requiredUser(q.user);
+        const { limit, offset } = window(q, 100, 500, 5000);
+        const types = q.type ? new Set(q.type.split(',')) : undefined;
+        const exclude = q.excludeDepositsWithdrawals !== 'false';
+        const start = q.start ? Number(q.start) : -Infinity;
+        const end = q.end ? Number(q.end) : Infinity;
+        const rows = (user === a.funder.toLowerCase() ? a.activity : [])
+          .filter((r) => (!types || types.has(r.type)) && !(exclude && (r.type === 'DEPOSIT' || r.type === 'WITHDRAWAL')))
+          .filter((r) => r.timestamp >= start && r.timestamp <= end);
+        const key = q.sortBy === 'CASH' ? (r: ActivityRow) => r.usdcSize : q.sortBy === 'TOKENS' ? (r: ActivityRow) => r.size : (r: ActivityRow) => r.timestamp;
+        const sign = q.sortDirection === 'ASC' ? 1 : -1;
+        rows.sort((x, y) => sign * (key(x) - key(y)));
+        return { body: rows.slice(offset, offset + limit) };
+      }
+      default: return undefined;
+    }
+  }
+
+  /** Polygon JSON-RPC: eth_chainId (137) and eth_call of ERC-20 balanceOf(address) (selector 0x70a08231). */
+  private rpc(text: string): unknown {
+    const req = JSON.parse(text) as { id: unknown; method: string; params?: [{ to?: string; data?: string }, string] };
+    if (req.method === 'eth_chainId') return { jsonrpc: '2.0', id: req.id, result: '0x89' };
+    if (req.method !== 'eth_call') return { jsonrpc: '2.0', id: req.id, error: { code: -32601, message: 'method not found' } };
+    const call = req.params?.[0] ?? {};
+    const data = (call.data ?? '').toLowerCase();
+    if (!data.startsWith('0x70a08231') || data.length !== 10 + 64) return { jsonrpc: '2.0', id: req.id, error: { code: -32000, message: 'execution reverted' } };
+    const holder = `0x${data.slice(-40)}`;
+    const isPusd = (call.to ?? '').toLowerCase() === PUSD.toLowerCase();
+    const balance = isPusd && holder === this.account.funder.toLowerCase() ? this.account.chainBalance : 0n;
+    return { jsonrpc: '2.0', id: req.id, result: `0x${balance.toString(16).padStart(64, '0')}` };
+  }
+}
+
+function paged<T>(rows: T[], cursor: string | undefined, size: number) {
+  const offset = offsetOf(cursor);
+  const data = rows.slice(offset, offset + size);
+  return { limit: size, count: data.length, next_cursor: offset + size < rows.length ? cursorFor(offset + size) : END, data };
+}
+
+function window(q: Record<string, string>, fallback: number, maxLimit: number, maxOffset: number) {
+  const limit = q.limit === undefined ? fallback : Number(q.limit);
+  const offset = q.offset === undefined ? 0 : Number(q.offset);
+  if (!Number.isInteger(limit) || limit < 0 || limit > maxLimit) throw new Error(`limit must be between 0 and ${maxLimit}`);
+  if (!Number.isInteger(offset) || offset < 0 || offset > maxOffset) throw new Error(`offset must be between 0 and ${maxOffset}`);
+  return { limit, offset };
+}
+
+function requiredDate(value: string | undefined): string {
+  if (!value || !/^\d{4}-\d{2}-\d{2}$/.test(value)) throw new Error('date is required (YYYY-MM-DD)');
+  return value;
+}
+
+function requiredUser(value: string | undefined): string {
+  if (!value || !/^0x[0-9a-fA-F]{40}$/.test(value)) throw new Error('user is required (0x-prefixed, 40 hex)');
+  return value.toLowerCase();
+}
+
+const round6 = (n: number) => Math.round(n * 1e6) / 1e6;
+
+// Builders of documented rows with realistic filler, so tests state only what matters to them.
+let serial = 0;
+const hex = (n: number, width: number) => `0x${n.toString(16).padStart(width, '0')}`;
+
+export const conditionId = (n: number) => hex(0xc0de0000 + n, 64);
+
+export function activity(fields: Partial<ActivityRow> & Pick<ActivityRow, 'type' | 'timestamp' | 'usdcSize'>, account: Pick<FakeAccount, 'funder'>): ActivityRow {
+  serial++;
+  return {
+    proxyWallet: account.funder, conditionId: '', size: fields.usdcSize, transactionHash: hex(0xabc00000 + serial, 64), price: 1, asset: '',
+    side: '', outcomeIndex: 0, title: '', slug: '', icon: '', eventSlug: '', outcome: '', name: 'maker', pseudonym: 'Quiet-Maker', bio: '',
+    profileImage: '', profileImageOptimized: '', ...fields,
+  };
+}
+
+export function openOrder(market: string, account: Pick<FakeAccount, 'funder' | 'apiKey'>): OpenOrder {
+  serial++;
+  return {
+    id: hex(0x0d000000 + serial, 64), status: 'ORDER_STATUS_LIVE', owner: account.apiKey, maker_address: account.funder, market,
+    asset_id: String(1e20 + serial), side: 'BUY', original_size: '100', size_matched: '0', price: '0.45', outcome: 'YES',
+    expiration: '0', order_type: 'GTC', associate_trades: [], created_at: 1_700_000_000,
+  };
+}
+
+/** A fill of the account's order: as maker (its resting order was hit) or as taker (it crossed the book). */
+export function trade(market: string, side: 'MAKER' | 'TAKER', matchTime: number, account: Pick<FakeAccount, 'funder' | 'apiKey'>): Trade {
+  serial++;
+  const other = hex(0xfeed0000 + serial, 40);
+  const makerOrder = (maker: string) => ({ order_id: hex(0x0e000000 + serial, 64), owner: account.apiKey, maker_address: maker, matched_amount: '10', price: '0.5', fee_rate_bps: '0', asset_id: '1', outcome: 'YES', side: 'BUY' });
+  return {
+    id: `trade-${serial}`, taker_order_id: hex(0x0f000000 + serial, 64), market, asset_id: '1', side: 'BUY', size: '10', fee_rate_bps: '0',
+    price: '0.5', status: 'TRADE_STATUS_CONFIRMED', match_time: String(matchTime), last_update: String(matchTime), outcome: 'YES',
+    bucket_index: 0, owner: account.apiKey, maker_address: side === 'MAKER' ? account.funder : other, transaction_hash: hex(0x7a000000 + serial, 64),
+    trader_side: side, maker_orders: side === 'MAKER' ? [makerOrder(account.funder)] : [makerOrder(other)],
+  };
+}
+
+export function position(n: number, size: number, currentValue: number, account: Pick<FakeAccount, 'funder'>): Position {
+  return {
+    proxyWallet: account.funder, asset: String(2e20 + n), conditionId: conditionId(n), size, avgPrice: 0.5, initialValue: size / 2,
+    currentValue, cashPnl: 0, percentPnl: 0, totalBought: size, realizedPnl: 0, percentRealizedPnl: 0, curPrice: currentValue / size,
+    redeemable: false, mergeable: false, title: `Market ${n}`, slug: `market-${n}`, icon: '', eventSlug: `event-${n}`, outcome: 'Yes',
+    outcomeIndex: 0, oppositeOutcome: 'No', oppositeAsset: String(3e20 + n), endDate: '2027-01-01', negativeRisk: false,
+  };
 }

@@ -85,7 +85,8 @@ export async function landingStatsViaApi(stack: TestStack): Promise<Record<strin
 /** Empties every data table and the recorded source, so one stack serves several independent tests. */
 export async function resetData(stack: TestStack): Promise<void> {
   await query(stack.db.adminUrl, `truncate stats.payout, stats.payout_correction, stats.accrual, stats.breadth,
-    stats.capital, stats.trading_cost, stats.heartbeat; update stats.settings set data_source = null`);
+    stats.capital, stats.trading_cost, stats.trading_cost_correction, stats.quoted_market, stats.heartbeat;
+    update stats.settings set data_source = null`);
 }
 
 export const todayUtc = () => new Date().toISOString().slice(0, 10);

@@ -5,7 +5,8 @@ import { sourceFromEnv, writerConfigFromEnv } from '../../scripts/writer/config.
 import { createLogger } from '../../scripts/writer/log.ts';
 import { decimal, rowDate } from '../../scripts/writer/polymarket/client.ts';
 import { l2Headers, signL2 } from '../../scripts/writer/polymarket/hmac.ts';
-import { retryAfterMs } from '../../scripts/writer/polymarket/http.ts';
+import { readErrorBody, retryAfterMs } from '../../scripts/writer/polymarket/http.ts';
+import { ACTIVITY_KINDS, tradingCost } from '../../scripts/writer/polymarket/ledger.ts';
 import { DemoSource } from '../../scripts/writer/demo.ts';
 
 const SECRET = 'AAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAA=';
@@ -53,6 +54,12 @@ describe('Polymarket parsing', () => {
     expect(retryAfterMs('soon')).toBeUndefined();
   });
 
+  it('reads a retry_after_seconds hint and a short detail from an error body, never a whole HTML page', () => {
+    expect(readErrorBody('{"error":"rate limited","retry_after_seconds":7}')).toEqual({ detail: 'rate limited', retryAfterMs: 7000 });
+    expect(readErrorBody('{"error":"service not ready"}')).toEqual({ detail: 'service not ready', retryAfterMs: undefined });
+    expect(readErrorBody('<html><body>Too many requests</body></html>')).toEqual({ detail: 'HTML error page' });
+  });
+
   it('takes numbers and numeric strings, and rejects anything else naming the field', () => {
     expect(decimal('12.5', 'earnings')).toBe(12.5);
     expect(decimal(3, 'earnings')).toBe(3);
@@ -66,6 +73,31 @@ describe('Polymarket parsing', () => {
     expect(rowDate(Date.UTC(2024, 2, 26))).toBe('2024-03-26');
     expect(rowDate(String(Date.UTC(2024, 2, 26)))).toBe('2024-03-26');
     expect(rowDate(undefined)).toBeUndefined();
+  });
+});
+
+describe('the trading-cost ledger', () => {
+  it('classifies every documented activity type: income, transfers, trading', () => {
+    expect(Object.keys(ACTIVITY_KINDS).sort()).toEqual(['CONVERSION', 'DEPOSIT', 'MAKER_REBATE', 'MERGE', 'REDEEM', 'REFERRAL_REWARD',
+      'REWARD', 'SPLIT', 'TAKER_REBATE', 'TRADE', 'WITHDRAWAL', 'YIELD']);
+    expect(ACTIVITY_KINDS.TAKER_REBATE).toBe(ACTIVITY_KINDS.MAKER_REBATE);
+  });
+
+  it('removes income and transfers from the change of equity; trading rows are already inside it', () => {
+    // Equity 5000 → 5200 with a 300 deposit, a 50 withdrawal and a 40 reward: trading lost 90.
+    const flows = [
+      { type: 'DEPOSIT', usdcSize: 300 }, { type: 'WITHDRAWAL', usdcSize: 50 }, { type: 'REWARD', usdcSize: 40 },
+      { type: 'TRADE', usdcSize: 1000 }, { type: 'MERGE', usdcSize: 12 },
+    ];
+    const r = tradingCost({ cash: 4000, inventory: 1000 }, { cash: 4300, inventory: 900 }, flows);
+    expect(r).toEqual({ kind: 'cost', usd: 90, income: 40, deposits: 300, withdrawals: 50 });
+    // A withdrawal reported with a negative sign counts the same.
+    expect(tradingCost({ cash: 100, inventory: 0 }, { cash: 50, inventory: 0 }, [{ type: 'WITHDRAWAL', usdcSize: -50 }])).toMatchObject({ usd: -0 });
+  });
+
+  it('leaves a day with an unknown type provisional, naming only the type', () => {
+    expect(tradingCost({ cash: 1, inventory: 0 }, { cash: 2, inventory: 0 }, [{ type: 'TIP', usdcSize: 1 }, { type: 'TRADE', usdcSize: 1 }]))
+      .toEqual({ kind: 'provisional', unknownTypes: ['TIP'] });
   });
 });
 

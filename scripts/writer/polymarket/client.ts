@@ -6,7 +6,7 @@
 import type { PolymarketConfig } from '../config.ts';
 import type { Logger } from '../log.ts';
 import { l2Headers } from './hmac.ts';
-import { getJson, type RetryPolicy } from './http.ts';
+import { getJson, HttpError, type RetryPolicy } from './http.ts';
 
 const FIRST_CURSOR = 'MA==';
 const END_CURSOR = 'LTE=';
@@ -100,6 +100,18 @@ export class PolymarketClient {
     throw new Error(`GET ${path} did not reach its last page within ${MAX_PAGES} pages`);
   }
 
+  /** `paged` on the first of several paths for one route that the server has (404 moves on). */
+  private async pagedOn(paths: string[], query: Record<string, string | number | undefined>): Promise<Record<string, unknown>[]> {
+    for (const [i, path] of paths.entries()) {
+      try {
+        return await this.paged(path, query);
+      } catch (error) {
+        if (!(error instanceof HttpError && error.status === 404) || i === paths.length - 1) throw error;
+      }
+    }
+    throw new Error('no path given');
+  }
+
   /**
    * USD of the earnings of activity day `date`, native plus sponsored: Σ earnings × asset_rate over
    * the reward assets. On /rewards/user/total, sponsored=true means native plus sponsored (without
@@ -137,9 +149,11 @@ export class PolymarketClient {
    * Markets where the account's resting orders were filled since `afterSeconds`, at the fill time.
    * Only maker fills count as quoting: the trade's `trader_side` is MAKER, or the account is among its
    * `maker_orders` (https://docs.polymarket.com/api-reference/trade/get-trades). A taker-only fill is not.
+   * The official clients read /data/trades (clob-client-v2 src/endpoints.ts); the API reference names
+   * /trades with a required maker_address: the first the server has is used.
    */
   async makerFillMarkets(afterSeconds: number): Promise<Quote[]> {
-    const list = await this.paged('/data/trades', { after: afterSeconds });
+    const list = await this.pagedOn(['/data/trades', '/trades'], { maker_address: this.cfg.funder, after: afterSeconds });
     const me = this.cfg.funder.toLowerCase();
     const out: Quote[] = [];
     for (const t of list) {

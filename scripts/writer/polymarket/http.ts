@@ -75,6 +75,8 @@ export async function getJson(
       const res = await fetch(url, { ...init, headers: { accept: 'application/json', ...headers }, signal: AbortSignal.timeout(policy.timeoutMs) });
       const text = await res.text();
       if (res.ok) {
+        // Some calls only ask the server to do something (a balance refresh) and may answer with no body.
+        if (text.trim() === '') return null;
         try {
           return JSON.parse(text);
         } catch {

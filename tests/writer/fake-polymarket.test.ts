@@ -1,0 +1,138 @@
+// The fake Polymarket pins the documented behaviour the writer depends on, with plain fetch, so a
+// writer test that passes against it passes against the documented API and not against a reading of it.
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { activity, conditionId, FakePolymarket, l2Signature, openOrder, position, PUSD, type FakeAccount } from './fake-polymarket.ts';
+
+const account: FakeAccount = {
+  apiKey: '5f3e2c1a-9b8d-4e7f-a6c5-3d2e1f0a9b8c',
+  secret: Buffer.from('fake-secret-for-the-fake-tests!!').toString('base64url') + '=',
+  passphrase: 'passphrase-of-the-fake',
+  address: '0x1111111111111111111111111111111111111111',
+  funder: '0x2222222222222222222222222222222222222222',
+  signatureType: 1,
+  earnings: [],
+  orders: [],
+  trades: [],
+  positions: [],
+  activity: [],
+  chainBalance: 0n,
+  cachedBalance: '0',
+};
+let fake: FakePolymarket;
+
+async function clob(path: string, query: Record<string, string> = {}) {
+  const ts = String(fake.nowSeconds());
+  const url = new URL(path, fake.url);
+  for (const [k, v] of Object.entries(query)) url.searchParams.set(k, v);
+  const res = await fetch(url, { headers: {
+    POLY_ADDRESS: account.address, POLY_API_KEY: account.apiKey, POLY_PASSPHRASE: account.passphrase, POLY_TIMESTAMP: ts,
+    POLY_SIGNATURE: l2Signature(account.secret, ts, 'GET', path),
+  } });
+  return { status: res.status, body: await res.json().catch(() => null) as any };
+}
+async function data(path: string, query: Record<string, string | number>) {
+  const url = new URL(path, fake.url);
+  for (const [k, v] of Object.entries(query)) url.searchParams.set(k, String(v));
+  const res = await fetch(url);
+  return { status: res.status, body: await res.json() as any };
+}
+
+beforeAll(async () => {
+  fake = await new FakePolymarket(account).start();
+});
+afterAll(async () => fake?.stop());
+
+describe('the fake Polymarket, as documented', () => {
+  it('signs like the official clients (clob-client tests/signing/hmac.test.ts vector)', () => {
+    expect(l2Signature('AAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAA=', '1000000', 'test-sign', '/orders', '{"hash": "0x123"}'))
+      .toBe('ZwAdJKvoYRlEKDkNMwd5BuwNNtg93kNaR_oU2HrfVvc=');
+  });
+
+  it('rejects a wrong signature or a stale timestamp with 401', async () => {
+    const res = await fetch(new URL('/rewards/user/total?date=2026-01-01&signature_type=1', fake.url), { headers: {
+      POLY_ADDRESS: account.address, POLY_API_KEY: account.apiKey, POLY_PASSPHRASE: account.passphrase,
+      POLY_TIMESTAMP: String(fake.nowSeconds() - 600), POLY_SIGNATURE: l2Signature(account.secret, String(fake.nowSeconds() - 600), 'GET', '/rewards/user/total'),
+    } });
+    expect(res.status).toBe(401);
+    expect(await res.json()).toEqual({ error: 'Unauthorized/Invalid api key' });
+  });
+
+  it('/rewards/user pages by 100 with base64 cursors and splits native from sponsored rows', async () => {
+    account.earnings = [
+      ...Array.from({ length: 150 }, (_, i) => ({ day: '2026-01-02', condition_id: conditionId(i), asset_address: PUSD, earnings: 1, asset_rate: 1 })),
+      { day: '2026-01-02', condition_id: conditionId(900), asset_address: PUSD, earnings: 2, asset_rate: 1, sponsored: true },
+    ];
+    const first = await clob('/rewards/user', { date: '2026-01-02', signature_type: '1' });
+    expect(first.body).toMatchObject({ limit: 100, count: 100, next_cursor: 'MTAw' });
+    const second = await clob('/rewards/user', { date: '2026-01-02', signature_type: '1', next_cursor: 'MTAw' });
+    expect(second.body).toMatchObject({ count: 50, next_cursor: 'LTE=' });
+    const sponsored = await clob('/rewards/user', { date: '2026-01-02', signature_type: '1', sponsored: 'true' });
+    expect(sponsored.body.data.map((r: any) => r.condition_id)).toEqual([conditionId(900)]);
+  });
+
+  it('/rewards/user/total sums per asset, native only unless sponsored=true adds the sponsored rows', async () => {
+    account.earnings = [
+      { day: '2026-01-03', condition_id: conditionId(1), asset_address: PUSD, earnings: 1.5, asset_rate: 1 },
+      { day: '2026-01-03', condition_id: conditionId(2), asset_address: PUSD, earnings: 2.25, asset_rate: 1 },
+      { day: '2026-01-03', condition_id: conditionId(3), asset_address: PUSD, earnings: 4, asset_rate: 1, sponsored: true },
+    ];
+    expect((await clob('/rewards/user/total', { date: '2026-01-03', signature_type: '1' })).body).toEqual([
+      { date: '2026-01-03T00:00:00Z', asset_address: PUSD, maker_address: account.funder, earnings: 3.75, asset_rate: 1 }]);
+    expect((await clob('/rewards/user/total', { date: '2026-01-03', signature_type: '1', sponsored: 'true' })).body[0].earnings).toBe(7.75);
+    // A signature type that is not the account's reads another (empty) address.
+    expect((await clob('/rewards/user/total', { date: '2026-01-03', signature_type: '0' })).body).toEqual([]);
+  });
+
+  it('/balance-allowance serves its cache until /balance-allowance/update refreshes it', async () => {
+    account.chainBalance = 1_234_560_000n;
+    account.cachedBalance = '0';
+    expect((await clob('/balance-allowance', { asset_type: 'COLLATERAL', signature_type: '1' })).body.balance).toBe('0');
+    expect((await clob('/balance-allowance/update', { asset_type: 'COLLATERAL', signature_type: '1' })).status).toBe(200);
+    expect((await clob('/balance-allowance', { asset_type: 'COLLATERAL', signature_type: '1' })).body.balance).toBe('1234560000');
+  });
+
+  it('/activity leaves out deposits and withdrawals unless excludeDepositsWithdrawals=false, even when type names them', async () => {
+    account.activity = [
+      activity({ type: 'DEPOSIT', timestamp: 100, usdcSize: 50 }, account),
+      activity({ type: 'REWARD', timestamp: 200, usdcSize: 3 }, account),
+      activity({ type: 'WITHDRAWAL', timestamp: 300, usdcSize: 20 }, account),
+    ];
+    expect((await data('/activity', { user: account.funder, type: 'DEPOSIT,WITHDRAWAL,REWARD' })).body.map((r: any) => r.type)).toEqual(['REWARD']);
+    const all = await data('/activity', { user: account.funder, excludeDepositsWithdrawals: 'false' });
+    expect(all.body.map((r: any) => r.type)).toEqual(['WITHDRAWAL', 'REWARD', 'DEPOSIT']); // newest first by default
+    expect((await data('/activity', { user: account.funder, excludeDepositsWithdrawals: 'false', sortDirection: 'ASC', start: 150, end: 300 })).body.map((r: any) => r.type))
+      .toEqual(['REWARD', 'WITHDRAWAL']);
+  });
+
+  it('/activity answers 400 past offset 5000 or limit 500; /positions past offset 10000', async () => {
+    expect((await data('/activity', { user: account.funder, offset: 5000 })).status).toBe(200);
+    expect((await data('/activity', { user: account.funder, offset: 5001 })).status).toBe(400);
+    expect((await data('/activity', { user: account.funder, limit: 501 })).status).toBe(400);
+    expect((await data('/positions', { user: account.funder, offset: 10_000 })).status).toBe(200);
+    expect((await data('/positions', { user: account.funder, offset: 10_001 })).status).toBe(400);
+  });
+
+  it('/positions drops positions under sizeThreshold (default 1) and /value sums current values', async () => {
+    account.positions = [position(1, 5, 2.5, account), position(2, 0.5, 0.2, account)];
+    expect((await data('/positions', { user: account.funder })).body).toHaveLength(1);
+    expect((await data('/positions', { user: account.funder, sizeThreshold: 0 })).body).toHaveLength(2);
+    expect((await data('/value', { user: account.funder })).body).toEqual([{ user: account.funder, value: 2.7 }]);
+  });
+
+  it('answers 425 on CLOB routes during a matching-engine restart, and the Data API keeps answering', async () => {
+    account.orders = [openOrder(conditionId(5), account)];
+    fake.restartFor(500);
+    expect((await clob('/data/orders')).status).toBe(425);
+    expect((await data('/value', { user: account.funder })).status).toBe(200);
+    await new Promise((r) => setTimeout(r, 600));
+    expect((await clob('/data/orders')).body).toMatchObject({ count: 1, next_cursor: 'LTE=' });
+  });
+
+  it('serves balanceOf of the collateral token over JSON-RPC', async () => {
+    account.chainBalance = 42_000_001n;
+    const call = (to: string) => fetch(`${fake.url}/rpc`, { method: 'POST', body: JSON.stringify({ jsonrpc: '2.0', id: 7, method: 'eth_call',
+      params: [{ to, data: `0x70a08231${account.funder.slice(2).padStart(64, '0')}` }, 'latest'] }) }).then((r) => r.json() as any);
+    expect(BigInt((await call(PUSD)).result)).toBe(42_000_001n);
+    expect(BigInt((await call('0x' + '9'.repeat(40))).result)).toBe(0n);
+  });
+});
