@@ -111,7 +111,10 @@ export function wantsHealth(parts: Part[]): boolean {
 }
 
 class FiguresExecutor implements AgentExecutor {
-  constructor(private readonly figures: Figures) {}
+  private readonly figures: Figures;
+  constructor(figures: Figures) {
+    this.figures = figures;
+  }
 
   async execute(ctx: RequestContext, bus: Parameters<AgentExecutor['execute']>[1]): Promise<void> {
     let text: string;

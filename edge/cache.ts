@@ -5,11 +5,15 @@ export class SingleFlight<T> {
   #value: { at: number; value: T } | undefined;
   #inflight: Promise<T> | undefined;
 
-  constructor(
-    private readonly load: () => Promise<T>,
-    private readonly ttlMs: number,
-    private readonly now: () => number = Date.now,
-  ) {}
+  private readonly load: () => Promise<T>;
+  private readonly ttlMs: number;
+  private readonly now: () => number;
+
+  constructor(load: () => Promise<T>, ttlMs: number, now: () => number = Date.now) {
+    this.load = load;
+    this.ttlMs = ttlMs;
+    this.now = now;
+  }
 
   get(): Promise<T> {
     const cached = this.#value;

@@ -4,11 +4,7 @@ import { PostgrestClient } from '@supabase/postgrest-js';
 import type { EdgeConfig } from './config.ts';
 import { HealthRecordSchema, StatsRecordSchema, type HealthRecord, type StatsRecord } from './records.ts';
 
-export class UpstreamError extends Error {
-  constructor(message: string, readonly status: number) {
-    super(message);
-  }
-}
+export class UpstreamError extends Error {}
 
 export interface Upstream {
   /** The landing_stats record; throws UpstreamError when it cannot be had. */
@@ -35,9 +31,9 @@ export function createUpstream(cfg: EdgeConfig, fetchImpl: typeof fetch = fetch)
   return {
     async stats() {
       const { data, error, status } = await call('landing_stats');
-      if (error) throw new UpstreamError(`landing_stats failed (HTTP ${status}): ${error.message}`, status);
+      if (error) throw new UpstreamError(`landing_stats failed (HTTP ${status}): ${error.message}`);
       const parsed = StatsRecordSchema.safeParse(data);
-      if (!parsed.success) throw new UpstreamError(`landing_stats returned an unexpected shape: ${parsed.error.message}`, status);
+      if (!parsed.success) throw new UpstreamError(`landing_stats returned an unexpected shape: ${parsed.error.message}`);
       return parsed.data;
     },
     async health() {

@@ -1,11 +1,11 @@
-// The real supabase-js client against the API host (Node 20 needs a WebSocket implementation passed in).
+// The real supabase-js client against the API host, created exactly as its README shows (the
+// runtime's own WebSocket serves its realtime client).
 import { createClient } from '@supabase/supabase-js';
 import { describe, expect, inject, it } from 'vitest';
-import WebSocket from 'ws';
 
 const { apiUrl, anonKey } = inject('stack');
 const client = (key: string) =>
-  createClient(apiUrl, key, { realtime: { transport: WebSocket as unknown as typeof globalThis.WebSocket }, auth: { persistSession: false } });
+  createClient(apiUrl, key, { auth: { persistSession: false } });
 
 describe('supabase-js', () => {
   it("rpc('landing_stats') (a POST with {}) returns the stats record", async () => {

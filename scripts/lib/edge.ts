@@ -17,7 +17,7 @@ export async function startEdge(cfg: Config, log: Log): Promise<Child> {
     ANON_KEY: cfg.ANON_KEY,
     ...cfg.edgeTunables,
   };
-  const child = startChild('edge', process.execPath, ['--import', 'tsx', path.join(ROOT_DIR, 'edge', 'server.ts')], { cwd: ROOT_DIR, env, log });
+  const child = startChild('edge', process.execPath, [path.join(ROOT_DIR, 'edge', 'server.ts')], { cwd: ROOT_DIR, env, log });
   // The agent card needs no upstream, so readiness does not depend on (or pre-fill a cache from)
   // an API host that may not be listening yet.
   await waitUntil('edge', async () => (await fetch(`http://${cfg.bindHost}:${cfg.edgePort}/.well-known/agent-card.json`)).ok, 20_000, child);

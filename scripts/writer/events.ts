@@ -38,8 +38,10 @@ export type ImportEvent = z.infer<typeof eventSchema>;
 const FUTURE_SLACK_MS = 5 * 60_000;
 
 export class LineError extends Error {
-  constructor(readonly line: number, reason: string) {
+  readonly line: number;
+  constructor(line: number, reason: string) {
     super(`line ${line}: ${reason}`);
+    this.line = line;
   }
 }
 

@@ -100,7 +100,7 @@ describe('npm start', () => {
     chmodSync(dir, 0o755);
     const env: Record<string, string> = { PATH: process.env.PATH ?? '', HOME: process.env.HOME ?? '', ENV_FILE: path.join(dir, 'env'), DATA_DIR: dir, NGINX_WORKERS: '1' };
     for (const name of ['API_PORT', 'SITE_PORT', 'EDGE_PORT', 'POSTGREST_PORT', 'POSTGREST_ADMIN_PORT', 'POSTGRES_PORT']) env[name] = String(await freePort());
-    const child = spawn(process.execPath, ['--import', 'tsx', path.join(ROOT_DIR, 'scripts', 'start.ts')], { cwd: ROOT_DIR, env, stdio: ['ignore', 'pipe', 'pipe'] });
+    const child = spawn(process.execPath, [path.join(ROOT_DIR, 'scripts', 'start.ts')], { cwd: ROOT_DIR, env, stdio: ['ignore', 'pipe', 'pipe'] });
     let out = '';
     child.stdout.on('data', (c: Buffer) => { out += c.toString(); });
     child.stderr.on('data', (c: Buffer) => { out += c.toString(); });

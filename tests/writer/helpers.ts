@@ -39,7 +39,7 @@ export function cliEnv(stack: TestStack, extra: Env = {}): Env {
 export interface CliRun { code: number | null; stdout: string; stderr: string; lines: Record<string, unknown>[] }
 
 export function startCli(args: string[], env: Env): { child: ChildProcess; result: Promise<CliRun>; stdout: () => string } {
-  const child = spawn(process.execPath, ['--import', 'tsx', CLI, ...args], { cwd: ROOT_DIR, env: env as NodeJS.ProcessEnv, stdio: ['pipe', 'pipe', 'pipe'] });
+  const child = spawn(process.execPath, [CLI, ...args], { cwd: ROOT_DIR, env: env as NodeJS.ProcessEnv, stdio: ['pipe', 'pipe', 'pipe'] });
   let stdout = '';
   let stderr = '';
   child.stdout!.on('data', (c: Buffer) => { stdout += c.toString(); });

@@ -230,9 +230,11 @@ describe('a file of 100,000 events', () => {
     expect(Number(await total())).toBe(N);
     const progress = run.lines.filter((l) => l.msg === 'import progress');
     expect(progress.map((p) => p.lines)).toEqual([10_000, 20_000, 30_000, 40_000, 50_000, 60_000, 70_000, 80_000, 90_000, 100_000]);
-    // Streaming: resident memory after 100,000 events is close to what it was after 10,000.
+    // Streaming: once the heap has grown to its working size, memory stops growing with the input.
+    // Holding the last 30,000 events would cost well over 10 MB (each parsed event is hundreds of bytes).
     const rss = progress.map((p) => p.rss_mb as number);
-    expect(Math.max(...rss) - rss[0]!).toBeLessThan(40);
+    expect(Math.max(...rss.slice(7)) - rss[6]!).toBeLessThan(10);
+    expect(Math.max(...rss) - rss[0]!).toBeLessThan(80);
     expect(run.lines.find((l) => l.msg === 'import committed')).toMatchObject({ events: N });
   }, 120_000);
 });
