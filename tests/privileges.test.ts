@@ -56,8 +56,33 @@ describe('database privileges', () => {
       await c.query(`select stats.purge_demo()`); // the only deletion it may make: demo rows
       await c.query('rollback');
       await expect(c.query(`update stats.settings set window_days = 30`)).rejects.toThrow(/permission denied/);
+      // Demo-ness is fixed when a row is written: the writer may not touch the flag.
+      await expect(c.query(`update stats.payout set is_demo = true`)).rejects.toThrow(/permission denied/);
+      await expect(c.query(`update stats.capital set is_demo = true`)).rejects.toThrow(/permission denied/);
       await expect(c.query(`create table public.x (a int)`)).rejects.toThrow(/permission denied/);
       await expect(c.query(`create table stats.x (a int)`)).rejects.toThrow(/permission denied/);
+    });
+  });
+});
+
+describe('real rows and the demo purge', () => {
+  it('keep a row real: no role can flip is_demo, so purge_demo never removes a real row', async () => {
+    const date = '2024-03-01';
+    await withClient(adminUrl, async (c) => {
+      await c.query('begin');
+      try {
+        await c.query(`insert into stats.payout (date, usd, is_demo) values ($1, 12.5, false)`, [date]);
+        await c.query('savepoint flip');
+        // Even the owner's update is refused: the trigger guards the flag for every role.
+        await expect(c.query(`update stats.payout set is_demo = true where date = $1`, [date])).rejects.toThrow(/is_demo of a payout row is fixed/);
+        await c.query('rollback to savepoint flip');
+        await c.query(`set local role stats_writer`);
+        await c.query(`select stats.purge_demo()`);
+        await c.query(`reset role`);
+        expect((await c.query(`select usd::text, is_demo from stats.payout where date = $1`, [date])).rows).toEqual([{ usd: '12.5', is_demo: false }]);
+      } finally {
+        await c.query('rollback');
+      }
     });
   });
 });

@@ -72,8 +72,8 @@ export async function upsertPayouts(trx: Trx, rows: Payout[], isDemo = false): P
   await trx.insertInto('stats.payout')
     .values(rows.map((r) => ({ date: r.date, usd: num(r.usd), is_demo: isDemo })))
     .onConflict((oc) => oc.column('date')
-      .doUpdateSet({ usd: sql`excluded.usd`, is_demo: sql`excluded.is_demo` })
-      .where(sql<boolean>`(payout.usd, payout.is_demo) is distinct from (excluded.usd, excluded.is_demo)`))
+      .doUpdateSet({ usd: sql`excluded.usd` })
+      .where(sql<boolean>`payout.usd is distinct from excluded.usd`))
     .execute();
 }
 
@@ -82,8 +82,8 @@ export async function upsertTradingCosts(trx: Trx, rows: TradingCost[], isDemo =
   await trx.insertInto('stats.trading_cost')
     .values(rows.map((r) => ({ date: r.date, usd: num(r.usd), is_demo: isDemo })))
     .onConflict((oc) => oc.column('date')
-      .doUpdateSet({ usd: sql`excluded.usd`, is_demo: sql`excluded.is_demo` })
-      .where(sql<boolean>`(trading_cost.usd, trading_cost.is_demo) is distinct from (excluded.usd, excluded.is_demo)`))
+      .doUpdateSet({ usd: sql`excluded.usd` })
+      .where(sql<boolean>`trading_cost.usd is distinct from excluded.usd`))
     .execute();
 }
 
@@ -92,8 +92,8 @@ export async function upsertAccruals(trx: Trx, rows: Accrual[], isDemo = false):
   await trx.insertInto('stats.accrual')
     .values(rows.map((r) => ({ observed_at: r.at, usd: num(r.usd), markets: r.markets, is_demo: isDemo })))
     .onConflict((oc) => oc.column('observed_at')
-      .doUpdateSet({ usd: sql`excluded.usd`, markets: sql`excluded.markets`, is_demo: sql`excluded.is_demo` })
-      .where(sql<boolean>`(accrual.usd, accrual.markets, accrual.is_demo) is distinct from (excluded.usd, excluded.markets, excluded.is_demo)`))
+      .doUpdateSet({ usd: sql`excluded.usd`, markets: sql`excluded.markets` })
+      .where(sql<boolean>`(accrual.usd, accrual.markets) is distinct from (excluded.usd, excluded.markets)`))
     .execute();
 }
 
@@ -102,8 +102,8 @@ export async function upsertBreadth(trx: Trx, rows: Breadth[], isDemo = false): 
   await trx.insertInto('stats.breadth')
     .values(rows.map((r) => ({ observed_at: r.at, markets_quoted_24h: r.markets_quoted_24h, is_demo: isDemo })))
     .onConflict((oc) => oc.column('observed_at')
-      .doUpdateSet({ markets_quoted_24h: sql`excluded.markets_quoted_24h`, is_demo: sql`excluded.is_demo` })
-      .where(sql<boolean>`(breadth.markets_quoted_24h, breadth.is_demo) is distinct from (excluded.markets_quoted_24h, excluded.is_demo)`))
+      .doUpdateSet({ markets_quoted_24h: sql`excluded.markets_quoted_24h` })
+      .where(sql<boolean>`breadth.markets_quoted_24h is distinct from excluded.markets_quoted_24h`))
     .execute();
 }
 
@@ -112,9 +112,9 @@ export async function upsertCapital(trx: Trx, rows: Capital[], isDemo = false): 
   await trx.insertInto('stats.capital')
     .values(rows.map((r) => ({ observed_at: r.at, cash_usd: num(r.cash_usd), inventory_usd: num(r.inventory_usd), positions: r.positions, is_demo: isDemo })))
     .onConflict((oc) => oc.column('observed_at')
-      .doUpdateSet({ cash_usd: sql`excluded.cash_usd`, inventory_usd: sql`excluded.inventory_usd`, positions: sql`excluded.positions`, is_demo: sql`excluded.is_demo` })
-      .where(sql<boolean>`(capital.cash_usd, capital.inventory_usd, capital.positions, capital.is_demo)
-        is distinct from (excluded.cash_usd, excluded.inventory_usd, excluded.positions, excluded.is_demo)`))
+      .doUpdateSet({ cash_usd: sql`excluded.cash_usd`, inventory_usd: sql`excluded.inventory_usd`, positions: sql`excluded.positions` })
+      .where(sql<boolean>`(capital.cash_usd, capital.inventory_usd, capital.positions)
+        is distinct from (excluded.cash_usd, excluded.inventory_usd, excluded.positions)`))
     .execute();
 }
 
@@ -122,8 +122,7 @@ export async function upsertHeartbeats(trx: Trx, rows: Heartbeat[], isDemo = fal
   if (rows.length === 0) return;
   await trx.insertInto('stats.heartbeat')
     .values(rows.map((r) => ({ at: r.at, is_demo: isDemo })))
-    .onConflict((oc) => oc.column('at').doUpdateSet({ is_demo: sql`excluded.is_demo` })
-      .where(sql<boolean>`heartbeat.is_demo is distinct from excluded.is_demo`))
+    .onConflict((oc) => oc.column('at').doNothing())
     .execute();
 }
 
