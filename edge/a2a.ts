@@ -20,6 +20,7 @@ import {
 import type { EdgeConfig } from './config.ts';
 import type { Figures } from './figures.ts';
 import { strongEtag, etagMatches } from './http.ts';
+import { INVALID_PARAMS, paramsProblem, publicError, type RpcError } from './rpc-errors.ts';
 import { healthSummary, RULES, SERVICE_NAME, statsSummary } from './texts.ts';
 
 export const AGENT_VERSION = '0.1.0-alpha';
@@ -198,6 +199,8 @@ export function createA2A(cfg: EdgeConfig, figures: Figures): A2AHandlers {
         return rpcReply({ jsonrpc: '2.0', id: null, error: { code: -32700, message: 'Parse error: the body is not valid JSON.' } });
       }
       const id = body && typeof body === 'object' && !Array.isArray(body) ? (body.id ?? null) : null;
+      const problem = paramsProblem(body, 'a2a');
+      if (problem) return rpcReply({ jsonrpc: '2.0', id, error: { code: INVALID_PARAMS, message: `Invalid params: ${problem}` } });
       try {
         const headers: Record<string, string> = {};
         request.headers.forEach((value, key) => { headers[key] = value; });
@@ -209,12 +212,11 @@ export function createA2A(cfg: EdgeConfig, figures: Figures): A2AHandlers {
           // refuses them first; this is the belt to those braces.
           return rpcReply({ jsonrpc: '2.0', id, error: { code: -32004, message: 'Streaming is not supported by this agent.' } });
         }
+        const reply = result as { error?: RpcError };
+        if (reply?.error) return rpcReply({ ...reply, error: publicError(reply.error, console.error) });
         return rpcReply(result);
       } catch (error) {
-        const mapped = mapError(error);
-        // An internal error's message may carry internals; the caller gets the code only.
-        if (mapped.code === -32603) return rpcReply({ jsonrpc: '2.0', id, error: { code: -32603, message: 'Internal error.' } }, 500);
-        return rpcReply({ jsonrpc: '2.0', id, error: mapped });
+        return rpcReply({ jsonrpc: '2.0', id, error: publicError(mapError(error), console.error) });
       }
     },
   };

@@ -8,6 +8,7 @@ import type { EdgeConfig } from './config.ts';
 import { createFigures, type Figures } from './figures.ts';
 import { etagMatches, jsonError, prefersHtml, prefersMarkdown } from './http.ts';
 import { handleMcp } from './mcp.ts';
+import { UNAVAILABLE_MESSAGE } from './rpc-errors.ts';
 import { renderHtml, type PageInput } from './page/html.ts';
 import { linkHeader } from './page/links.ts';
 import { renderMarkdown } from './page/markdown.ts';
@@ -72,7 +73,7 @@ export function createApp(cfg: EdgeConfig, options: AppOptions = {}): Hono {
       console.error(`edge: ${error.message}`);
       return undefined;
     });
-    if (!stats) return jsonError(503, 'The statistics are unavailable right now (the API host or its database did not answer); retry in a minute. GET /api/health reports the status.', { 'retry-after': '30' });
+    if (!stats) return jsonError(503, `${UNAVAILABLE_MESSAGE} GET /api/health reports the status.`, { 'retry-after': '30' });
     const headers = { 'content-type': JSON_TYPE, 'cache-control': STATS_CACHE_CONTROL, etag: stats.etag };
     if (etagMatches(c.req.header('if-none-match'), stats.etag)) return new Response(null, { status: 304, headers });
     return new Response(stats.body, { headers });

@@ -3,11 +3,12 @@
 // built per request (reference/mcp-a2a.md §2, G9); the figures come from the shared cache.
 import { McpServer } from '@modelcontextprotocol/sdk/server/mcp.js';
 import { WebStandardStreamableHTTPServerTransport } from '@modelcontextprotocol/sdk/server/webStandardStreamableHttp.js';
-import type { CallToolResult } from '@modelcontextprotocol/sdk/types.js';
+import { ErrorCode, McpError, type CallToolResult } from '@modelcontextprotocol/sdk/types.js';
 import { AjvJsonSchemaValidator } from '@modelcontextprotocol/sdk/validation/ajv';
 import type { EdgeConfig } from './config.ts';
 import type { Figures } from './figures.ts';
 import { PublishedHealthSchema, PublishedStatsSchema } from './records.ts';
+import { INTERNAL_ERROR, INVALID_PARAMS, paramsProblem, publicError, UNAVAILABLE_MESSAGE, type RpcError } from './rpc-errors.ts';
 import { healthSummary, mcpInstructions, SERVICE_NAME, statsSummary } from './texts.ts';
 
 export const MCP_SERVER_NAME = 'public-stats';
@@ -55,18 +56,52 @@ function buildServer(cfg: EdgeConfig, figures: Figures): McpServer {
     description: 'The latest stats record, as GET /api/stats serves it.',
     mimeType: 'application/json',
   }, async (uri) => {
-    const stats = await figures.stats();
+    const stats = await figures.stats().catch((error: Error) => {
+      console.error(`edge: ${STATS_RESOURCE_URI}: ${error.message}`);
+      throw new McpError(ErrorCode.InternalError, UNAVAILABLE_MESSAGE);
+    });
     return { contents: [{ uri: uri.href, mimeType: 'application/json', text: stats.body }] };
   });
   return server;
 }
 
+type RpcMessage = { jsonrpc?: string; id?: unknown; error?: RpcError };
+
+/** The SDK's answer with every internal error replaced by what a caller may see (the detail is logged). */
+async function withPublicErrors(response: Response): Promise<Response> {
+  if (!response.headers.get('content-type')?.startsWith('application/json')) return response;
+  const text = await response.text();
+  let parsed: RpcMessage | RpcMessage[];
+  try {
+    parsed = JSON.parse(text) as RpcMessage | RpcMessage[];
+  } catch {
+    return new Response(text, response);
+  }
+  const messages = Array.isArray(parsed) ? parsed : [parsed];
+  if (!messages.some((message) => message?.error?.code === INTERNAL_ERROR)) return new Response(text, response);
+  const fixed = messages.map((message) => (message?.error ? { ...message, error: publicError(message.error, console.error) } : message));
+  const headers = new Headers(response.headers);
+  headers.delete('content-length');
+  return new Response(JSON.stringify(Array.isArray(parsed) ? fixed : fixed[0]), { status: response.status, headers });
+}
+
 export async function handleMcp(request: Request, cfg: EdgeConfig, figures: Figures): Promise<Response> {
+  let body: unknown;
+  try {
+    body = await request.clone().json();
+  } catch {
+    body = undefined; // the transport answers a body that is not JSON itself
+  }
+  const problem = paramsProblem(body, 'mcp');
+  if (problem) {
+    const id = (body as { id?: unknown }).id ?? null;
+    return Response.json({ jsonrpc: '2.0', id, error: { code: INVALID_PARAMS, message: `Invalid params: ${problem}` } });
+  }
   const server = buildServer(cfg, figures);
   const transport = new WebStandardStreamableHTTPServerTransport({ sessionIdGenerator: undefined, enableJsonResponse: true });
   await server.connect(transport);
   try {
-    return await transport.handleRequest(request);
+    return await withPublicErrors(await transport.handleRequest(request));
   } finally {
     // JSON mode has the whole answer by now; closing frees the per-request pair at once.
     void server.close();

@@ -5,12 +5,18 @@ if [ ! -d node_modules ] || [ package-lock.json -nt node_modules/.package-lock.j
   echo "Installing npm dependencies (npm ci) …"
   npm ci --no-audit --no-fund
 fi
-if ! command -v nginx >/dev/null 2>&1 && [ ! -x /usr/sbin/nginx ]; then
+# nginx, and its njs module (Debian's libnginx-mod-http-js), which counts the API host's apikey headers.
+missing=""
+if ! command -v nginx >/dev/null 2>&1 && [ ! -x /usr/sbin/nginx ]; then missing="nginx"; fi
+if [ ! -e /usr/lib/nginx/modules/ngx_http_js_module.so ] && [ ! -e /usr/share/nginx/modules/ngx_http_js_module.so ] && [ ! -e /etc/nginx/modules/ngx_http_js_module.so ]; then
+  missing="$missing libnginx-mod-http-js"
+fi
+if [ -n "$missing" ]; then
   if [ "$(id -u)" = 0 ] && command -v apt-get >/dev/null 2>&1; then
-    echo "nginx is missing: installing Debian's nginx package …"
-    apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq nginx >/dev/null
+    echo "Installing Debian packages:$missing …"
+    apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq $missing >/dev/null
   else
-    echo "nginx is not installed: install it (Debian/Ubuntu: sudo apt-get install -y nginx) and run the command again." >&2
+    echo "Missing:$missing. Install it (Debian/Ubuntu: sudo apt-get install -y nginx libnginx-mod-http-js) and run the command again." >&2
     exit 1
   fi
 fi

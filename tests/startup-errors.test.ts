@@ -1,15 +1,27 @@
-// Start-up stops with one sentence saying what to do (issue 2 §8), and leaves nothing behind.
-import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+// Start-up and the command lines stop with one sentence saying what to do, never a stack trace, and
+// leave nothing behind.
+import { spawnSync } from 'node:child_process';
+import { chmodSync, mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import net from 'node:net';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { afterEach, describe, expect, inject, it } from 'vitest';
 import { migrate } from '../scripts/lib/database.ts';
-import { freePort } from '../scripts/lib/processes.ts';
+import { ROOT_DIR } from '../scripts/lib/config.ts';
+import { freePort, startChild, waitUntil } from '../scripts/lib/processes.ts';
 import { withClient } from './support/db.ts';
 import { startTestStack } from './support/stack.ts';
 
 const cleanups: (() => void | Promise<void>)[] = [];
+
+/** A file that exists but cannot be executed, even by root (no execute bit at all). */
+function notExecutable(): string {
+  const dir = mkdtempSync(path.join(tmpdir(), 'not-executable-'));
+  cleanups.push(() => rmSync(dir, { recursive: true, force: true }));
+  const file = path.join(dir, 'nginx');
+  writeFileSync(file, 'not a program\n', { mode: 0o644 });
+  return file;
+}
 afterEach(async () => { for (const c of cleanups.splice(0)) await c(); });
 
 describe('start-up errors', () => {
@@ -27,6 +39,33 @@ describe('start-up errors', () => {
     cleanups.push(() => { delete process.env.NGINX_BIN; });
     await expect(startTestStack()).rejects.toThrow(/^NGINX_BIN names \/nonexistent\/nginx, which does not exist: point it at an nginx binary/);
   });
+
+  it('names a binary that cannot be run, and what to do', async () => {
+    const file = notExecutable();
+    const child = startChild('probe', file, [], { log: () => {} });
+    await expect(waitUntil('probe', async () => false, 5000, child)).rejects.toThrow(
+      new RegExp(`^probe could not be started \\(${file}: permission is denied\\): reinstall the dependencies with \`npm ci\`, or check that the file is executable\\.$`));
+    process.env.NGINX_BIN = file;
+    cleanups.push(() => { delete process.env.NGINX_BIN; });
+    await expect(startTestStack()).rejects.toThrow(new RegExp(`^NGINX_BIN names ${file}, which is not executable: point it at an nginx binary`));
+  });
+
+  it('npm start and the writer say what failed in one line, without a stack trace', () => {
+    const dir = mkdtempSync(path.join(tmpdir(), 'one-line-'));
+    cleanups.push(() => rmSync(dir, { recursive: true, force: true }));
+    chmodSync(dir, 0o755);
+    const env = { PATH: process.env.PATH, HOME: process.env.HOME, ENV_FILE: path.join(dir, 'env'), DATA_DIR: dir, NGINX_BIN: notExecutable(), WRITER_SOURCE: 'none' };
+    const start = spawnSync(process.execPath, [path.join(ROOT_DIR, 'scripts', 'start.ts')], { cwd: ROOT_DIR, env, encoding: 'utf8', timeout: 60_000 });
+    expect(start.status).toBe(1);
+    expect(start.stderr.trim()).toMatch(new RegExp(`^Start-up failed: NGINX_BIN names ${env.NGINX_BIN}, which is not executable: .*\\.$`));
+    const importMissing = spawnSync(process.execPath, [path.join(ROOT_DIR, 'scripts', 'writer', 'cli.ts'), 'import', path.join(dir, 'missing.ndjson')],
+      { cwd: ROOT_DIR, env, encoding: 'utf8', timeout: 30_000 });
+    expect(importMissing.status).toBe(1);
+    const lines = (importMissing.stdout + importMissing.stderr).trim().split('\n');
+    expect(lines).toHaveLength(1);
+    expect(JSON.parse(lines[0]!).msg).toBe(`import: cannot read ${path.join(dir, 'missing.ndjson')} (there is no such file): give the path of an NDJSON file, or - to read standard input.`);
+    for (const out of [start.stdout, start.stderr, importMissing.stderr]) expect(out).not.toMatch(/^\s+at /m);
+  }, 60_000);
 
   it('reports a failed migration in one sentence and applies none of it', async () => {
     const dir = mkdtempSync(path.join(tmpdir(), 'bad-migrations-'));

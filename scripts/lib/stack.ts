@@ -1,22 +1,25 @@
 // The whole local stack in one call: Postgres, migrations, PostgREST, the edge server, nginx. Used by `npm start`,
-// the tests and the benchmark, so all three run exactly the same thing.
+// the tests and the benchmark, so all three run exactly the same thing. Every process is supervised:
+// one that dies is started again, and one that keeps dying ends the stack through onGiveUp.
+import path from 'node:path';
 import type { Config } from './config.ts';
 import { openDatabase, seedDemoIfEmpty, type Database } from './database.ts';
 import { startEdge } from './edge.ts';
-import { startNginx, findNginx } from './nginx.ts';
+import { findNginx, findNjsModule, startNginx } from './nginx.ts';
 import { startPostgrest } from './postgrest.ts';
-import { assertPortFree, type Child, type Log } from './processes.ts';
+import { assertPortFree, GroupRecord, type Child, type Log } from './processes.ts';
+import { supervise, type RestartPolicy, type SupervisedPart } from './supervisor.ts';
 
 export interface Stack {
   cfg: Config;
   db: Database;
-  postgrest: Child;
-  edge: Child;
-  nginx: Child;
-  /** Stops PostgREST (for tests of the down path); startPostgrest() brings it back. */
+  postgrest: SupervisedPart;
+  edge: SupervisedPart;
+  nginx: SupervisedPart;
+  /** Stops PostgREST on purpose (for tests of the down path); startPostgrest() brings it back. */
   stopPostgrest(): Promise<void>;
   startPostgrest(): Promise<void>;
-  /** Stops the edge server (for tests of the site host without it); startEdge() brings it back. */
+  /** Stops the edge server on purpose (for tests of the site host without it); startEdge() brings it back. */
   stopEdge(): Promise<void>;
   startEdge(): Promise<void>;
   stop(): Promise<void>;
@@ -26,10 +29,16 @@ export interface StackOptions {
   log: Log;
   /** Load the demo dataset into an empty database. */
   seedDemo: boolean;
+  /** Called once when a part keeps failing to run; the stack is of no use after it. */
+  onGiveUp?: (reason: string) => void;
+  restartPolicy?: RestartPolicy;
 }
 
-export async function startStack(cfg: Config, { log, seedDemo }: StackOptions): Promise<Stack> {
+export async function startStack(cfg: Config, { log, seedDemo, onGiveUp, restartPolicy }: StackOptions): Promise<Stack> {
   findNginx();
+  findNjsModule();
+  const record = new GroupRecord(path.join(cfg.dataDir, 'processes.json'));
+  await record.reapLeftovers(log);
   const ports: [number, string, string][] = [
     [cfg.apiPort, 'API host', 'API_PORT'],
     [cfg.sitePort, 'site host', 'SITE_PORT'],
@@ -40,34 +49,52 @@ export async function startStack(cfg: Config, { log, seedDemo }: StackOptions): 
   if (!cfg.databaseUrl) ports.push([cfg.postgresPort, 'embedded Postgres', 'POSTGRES_PORT']);
   for (const [port, what, variable] of ports) await assertPortFree(cfg.bindHost, port, what, variable);
 
+  let gaveUp = false;
+  const keepRunning = (name: string, launch: () => Promise<Child>) =>
+    supervise(name, async () => {
+      const child = await launch();
+      record.add(child);
+      void child.exited.then(() => record.remove(child));
+      return child;
+    }, {
+      log,
+      policy: restartPolicy,
+      onGiveUp: (reason) => {
+        if (gaveUp) return;
+        gaveUp = true;
+        (onGiveUp ?? log)(reason);
+      },
+    });
+
+  // Stopped in reverse order: nginx first, Postgres last.
   const started: { stop(): Promise<void> }[] = [];
   const stopAll = async () => {
     for (const part of started.reverse()) await part.stop().catch((error: Error) => log(`stop: ${error.message}`));
     started.length = 0;
   };
   try {
-    const db = await openDatabase(cfg, log);
+    const db = await openDatabase(cfg, log, keepRunning);
     started.push(db);
     if (seedDemo && (await seedDemoIfEmpty(db.adminUrl))) log('The database was empty: loaded the demo dataset (data_source "demo").');
-    const stack: Stack = {
+    const postgrest = await keepRunning('postgrest', () => startPostgrest(cfg, db.urlFor('authenticator'), log));
+    started.push(postgrest);
+    // Before nginx, so the site host never proxies to an edge that is not listening yet.
+    const edge = await keepRunning('edge', () => startEdge(cfg, log));
+    started.push(edge);
+    const nginx = await keepRunning('nginx', () => startNginx(cfg, log));
+    started.push(nginx);
+    return {
       cfg,
       db,
-      postgrest: await startPostgrest(cfg, db.urlFor('authenticator'), log),
-      edge: undefined as unknown as Child,
-      nginx: undefined as unknown as Child,
-      stopPostgrest: () => stack.postgrest.stop(),
-      startPostgrest: async () => { stack.postgrest = await startPostgrest(cfg, db.urlFor('authenticator'), log); },
-      stopEdge: () => stack.edge.stop(),
-      startEdge: async () => { stack.edge = await startEdge(cfg, log); },
+      postgrest,
+      edge,
+      nginx,
+      stopPostgrest: () => postgrest.stop(),
+      startPostgrest: () => postgrest.start(),
+      stopEdge: () => edge.stop(),
+      startEdge: () => edge.start(),
       stop: stopAll,
     };
-    started.push({ stop: () => stack.postgrest.stop() });
-    // Before nginx, so the site host never proxies to an edge that is not listening yet.
-    stack.edge = await startEdge(cfg, log);
-    started.push({ stop: () => stack.edge.stop() });
-    stack.nginx = await startNginx(cfg, log);
-    started.push(stack.nginx);
-    return stack;
   } catch (error) {
     await stopAll();
     throw error;

@@ -5,7 +5,7 @@ import { CHECK_NIGHTS, formatCheck, runCheck } from './check.ts';
 import { writerConfigFromEnv, type WriterConfig } from './config.ts';
 import { heartbeat, runCycle } from './cycle.ts';
 import { openWriterDb } from './db.ts';
-import { isCalendarDate } from './events.ts';
+import { isCalendarDate, MAX_USD } from './events.ts';
 import { importEvents, openInput } from './import.ts';
 import { createLogger, type Logger } from './log.ts';
 import { PolymarketSource } from './polymarket/source.ts';
@@ -46,6 +46,8 @@ Reads one JSON event per line (blank lines are skipped):
   {"type":"trading_cost","date":"YYYY-MM-DD","usd":n}     (signed: a gain is a negative cost; dated like
                                                            the payout: a day's cost carries the next date)
   {"type":"heartbeat","at":ISO}
+Dates and timestamps lie between 1 January of IMPORT_EARLIEST_YEAR (default 2020) and now; amounts
+within ±${MAX_USD.toExponential()} USD; numbers with no more digits than a double keeps exactly (about 15 significant).
 The whole input is one transaction: one bad line writes nothing and the error names the line and why.
 Re-importing the same data changes nothing; a changed payout is a correction (the old value is audited).
 The first import removes the demo data.`,
@@ -147,9 +149,16 @@ async function once(cfg: WriterConfig, log: Logger): Promise<number> {
 }
 
 async function importCommand(cfg: WriterConfig, log: Logger, file: string): Promise<number> {
+  let input;
+  try {
+    input = openInput(file);
+  } catch (error) {
+    log.error(`import: ${(error as Error).message}`);
+    return 1;
+  }
   const db = openWriterDb(cfg.databaseUrl);
   try {
-    await importEvents(db, openInput(file), log);
+    await importEvents(db, input, log, cfg.importEarliestYear);
     return 0;
   } catch (error) {
     log.error(`import failed, nothing was written: ${(error as Error).message}`);
@@ -196,6 +205,12 @@ async function statusCommand(cfg: WriterConfig): Promise<number> {
     await db.destroy();
   }
 }
+
+// Whatever escapes (an error event nobody listened to) still ends as one line, never a stack trace.
+process.on('uncaughtException', (error) => {
+  createLogger().error(`writer failed: ${error.message}`);
+  process.exit(1);
+});
 
 main(process.argv.slice(2)).then(
   (code) => { process.exitCode = code; },

@@ -37,6 +37,8 @@ export interface WriterConfig {
   /** Accrual, breadth and capital every this many ms (WRITER_INTERVAL_MINUTES, default 5). */
   intervalMs: number;
   heartbeatMs: number;
+  /** The import refuses dates and timestamps before 1 January of this year. */
+  importEarliestYear: number;
   polymarket: PolymarketConfig | undefined;
 }
 
@@ -47,6 +49,14 @@ function positiveNumber(env: Env, name: string, fallback: number): number {
   if (raw === undefined || raw === '') return fallback;
   const value = Number(raw);
   if (!Number.isFinite(value) || value <= 0) throw new Error(`${name} must be a positive number, got "${raw}".`);
+  return value;
+}
+
+function year(env: Env, name: string, fallback: number): number {
+  const raw = env[name];
+  if (raw === undefined || raw === '') return fallback;
+  const value = Number(raw);
+  if (!Number.isInteger(value) || value < 1 || value > 9999) throw new Error(`${name} must be a year from 1 to 9999, got "${raw}".`);
   return value;
 }
 
@@ -137,6 +147,7 @@ export function writerConfigFromEnv(env: Env): WriterConfig {
     databaseUrl: writerDatabaseUrl(env),
     intervalMs: positiveNumber(env, 'WRITER_INTERVAL_MINUTES', 5) * 60_000,
     heartbeatMs: 60_000,
+    importEarliestYear: year(env, 'IMPORT_EARLIEST_YEAR', 2020),
     polymarket: source === 'polymarket' ? polymarketFromEnv(env) : undefined,
   };
 }

@@ -19,7 +19,14 @@ const date = z.string().refine(isCalendarDate, { message: 'must be a calendar da
 const at = z.string()
   .refine((s) => ISO.test(s) && !Number.isNaN(Date.parse(s)), { message: 'must be an ISO 8601 timestamp with a time zone (e.g. 2026-05-01T12:00:00Z)' })
   .transform((s) => new Date(s));
-const amount = z.number().finite();
+/**
+ * No figure of one account comes near this many dollars; a larger one is a unit or typing mistake
+ * (cents for dollars, a stray exponent), not a payout.
+ */
+export const MAX_USD = 1e11;
+const amount = z.number().finite()
+  .min(-MAX_USD, { message: `must lie within ±${MAX_USD.toExponential()} USD` })
+  .max(MAX_USD, { message: `must lie within ±${MAX_USD.toExponential()} USD` });
 const nonNegative = amount.nonnegative({ message: 'must be 0 or more' });
 const count = z.number().int({ message: 'must be a whole number' }).nonnegative({ message: 'must be 0 or more' }).max(INT4_MAX);
 
@@ -34,6 +41,50 @@ export const eventSchema = z.discriminatedUnion('type', [
 
 export type ImportEvent = z.infer<typeof eventSchema>;
 
+/** The digits and exponent of a decimal number written in JSON, without leading or trailing zeros. */
+function decimalParts(text: string): string {
+  const match = /^(-?)(\d+)(?:\.(\d+))?(?:[eE]([+-]?\d+))?$/.exec(text);
+  if (!match) return text;
+  const [, sign, whole, fraction = '', exponent = '0'] = match;
+  let digits = (whole! + fraction).replace(/^0+/, '');
+  let scale = Number(exponent) - fraction.length;
+  while (digits.endsWith('0')) {
+    digits = digits.slice(0, -1);
+    scale++;
+  }
+  return digits === '' ? '0' : `${sign}${digits}e${scale}`;
+}
+
+const LONG_DIGIT_RUN = /(?:\d\.?){16}/;
+
+/**
+ * JSON.parse turns every number into a double, silently rounding one written with more digits
+ * than a double keeps (about 17 significant). The reviver sees each number's source text
+ * (JSON.parse source text access, https://tc39.es/proposal-json-parse-with-source/) and reports
+ * the first number whose value is not exactly what was written.
+ */
+function parseExactly(text: string): { value: unknown; inexact?: { field: string; source: string } } {
+  // A number of at most 15 significant digits always survives; only a line with a longer digit run
+  // takes the slower path that looks at each number's source.
+  if (!LONG_DIGIT_RUN.test(text)) return { value: JSON.parse(text) as unknown };
+  let inexact: { field: string; source: string } | undefined;
+  const value: unknown = JSON.parse(text, function (this: unknown, key: string, parsed: unknown, context?: { source?: string }) {
+    if (typeof parsed === 'number' && context?.source !== undefined && !inexact && decimalParts(context.source) !== decimalParts(String(parsed))) {
+      inexact = { field: key, source: context.source };
+    }
+    return parsed;
+  });
+  return { value, inexact };
+}
+
+/** What an import accepts, beyond the shape of each event. */
+export interface ImportBounds {
+  /** The database's time: what lies after it is in the future. */
+  now: Date;
+  /** No date or timestamp before 1 January of this year (UTC). */
+  earliestYear: number;
+}
+
 /** Observations may run slightly ahead of our clock (skew), not more. */
 const FUTURE_SLACK_MS = 5 * 60_000;
 
@@ -45,11 +96,12 @@ export class LineError extends Error {
   }
 }
 
-/** Parses one line; `now` is the database's time, which decides what lies in the future. */
-export function parseEvent(text: string, lineNo: number, now: Date): ImportEvent {
+/** Parses one line, within the bounds. */
+export function parseEvent(text: string, lineNo: number, { now, earliestYear }: ImportBounds): ImportEvent {
   let value: unknown;
+  let inexact: { field: string; source: string } | undefined;
   try {
-    value = JSON.parse(text);
+    ({ value, inexact } = parseExactly(text));
   } catch (error) {
     throw new LineError(lineNo, `not valid JSON (${(error as Error).message})`);
   }
@@ -65,7 +117,15 @@ export function parseEvent(text: string, lineNo: number, now: Date): ImportEvent
     const reason = issue.code === 'unrecognized_keys' ? 'unknown field' : issue.message;
     throw new LineError(lineNo, `${field}: ${reason}`);
   }
+  if (inexact) {
+    throw new LineError(lineNo, `${inexact.field}: ${inexact.source} has more significant digits than can be kept exactly (at most 15 are always safe); round it`);
+  }
   const event = parsed.data;
+  const earliest = `${String(earliestYear).padStart(4, '0')}-01-01`;
+  if ('date' in event && event.date < earliest) throw new LineError(lineNo, `date: ${event.date} lies before ${earliest} (IMPORT_EARLIEST_YEAR)`);
+  if ('at' in event && event.at.toISOString() < earliest) {
+    throw new LineError(lineNo, `at: ${event.at.toISOString()} lies before ${earliest} (IMPORT_EARLIEST_YEAR)`);
+  }
   const today = now.toISOString().slice(0, 10);
   if ('date' in event && event.date > today) throw new LineError(lineNo, `date: ${event.date} lies after today (UTC)`);
   if ('at' in event && event.at.getTime() > now.getTime() + FUTURE_SLACK_MS) {

@@ -1,7 +1,7 @@
 // `import <file|->`: streams NDJSON events into the database in one transaction. Lines are read
 // one at a time (readline) and written in small batches, so memory stays flat for any file size;
 // any bad line rolls everything back and names the line.
-import { createReadStream } from 'node:fs';
+import { closeSync, createReadStream, fstatSync, openSync } from 'node:fs';
 import { createInterface } from 'node:readline';
 import type { Readable } from 'node:stream';
 import type { WriterDb } from './db.ts';
@@ -60,8 +60,8 @@ async function flush(trx: store.Trx, batches: Batches): Promise<void> {
   batches.size = 0;
 }
 
-export async function importEvents(db: WriterDb, input: Readable, log: Logger): Promise<ImportResult> {
-  const now = await store.serverNow(db);
+export async function importEvents(db: WriterDb, input: Readable, log: Logger, earliestYear: number): Promise<ImportResult> {
+  const bounds = { now: await store.serverNow(db), earliestYear };
   const started = Date.now();
   const result: ImportResult = { lines: 0, events: 0, byType: {} };
   await store.realWrite(db, 'import', async (trx) => {
@@ -70,7 +70,7 @@ export async function importEvents(db: WriterDb, input: Readable, log: Logger): 
     for await (const text of lines) {
       result.lines++;
       if (text.trim() === '') continue;
-      const event = parseEvent(text, result.lines, now);
+      const event = parseEvent(text, result.lines, bounds);
       // A repeated key in one batch would hit "ON CONFLICT cannot affect a row twice"; flushing
       // first also keeps every intermediate value of a corrected payout in the audit table.
       if (batches.has(event)) await flush(trx, batches);
@@ -95,6 +95,20 @@ export async function importEvents(db: WriterDb, input: Readable, log: Logger): 
   return result;
 }
 
+/** The input of an import: standard input for '-', else the file, opened now so a bad path is one clear sentence. */
 export function openInput(file: string): Readable {
-  return file === '-' ? process.stdin : createReadStream(file, { encoding: 'utf8' });
+  if (file === '-') return process.stdin;
+  let fd: number;
+  try {
+    fd = openSync(file, 'r');
+  } catch (error) {
+    const code = (error as NodeJS.ErrnoException).code;
+    const why = code === 'ENOENT' ? 'there is no such file' : code === 'EACCES' ? 'permission is denied' : (error as Error).message;
+    throw new Error(`cannot read ${file} (${why}): give the path of an NDJSON file, or - to read standard input.`);
+  }
+  if (fstatSync(fd).isDirectory()) {
+    closeSync(fd);
+    throw new Error(`${file} is a directory: give the path of an NDJSON file, or - to read standard input.`);
+  }
+  return createReadStream('', { fd, encoding: 'utf8' });
 }

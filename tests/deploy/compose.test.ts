@@ -8,7 +8,7 @@ import Ajv2019 from 'ajv/dist/2019.js';
 import { parse as parseYaml } from 'yaml';
 import { describe, expect, it } from 'vitest';
 import { ROOT_DIR } from '../../scripts/lib/config.ts';
-import { findNginx, NGINX_DIR, renderTemplate } from '../../scripts/lib/nginx.ts';
+import { findNginx, findNjsModule, NGINX_DIR, renderTemplate } from '../../scripts/lib/nginx.ts';
 import { envExampleNames } from '../support/env-example.ts';
 
 interface Service {
@@ -110,6 +110,7 @@ describe('docker-compose.yml', () => {
     const mounts = services.gateway!.volumes!;
     expect(mounts).toContain('./site/nginx/templates:/etc/nginx/templates:ro');
     expect(mounts).toContain('./site/nginx/snippets:/etc/nginx/snippets:ro');
+    expect(mounts).toContain('./site/nginx/njs:/etc/nginx/njs:ro');
   });
 
   it("renders into a configuration nginx -t accepts, as the image's envsubst would", () => {
@@ -129,6 +130,7 @@ describe('docker-compose.yml', () => {
       for (const dir of ['conf.d', 'templates-out', 'cache', 'srv']) mkdirSync(path.join(prefix, dir));
       vars.SITE_ROOT = path.join(prefix, 'srv');
       vars.NGINX_CACHE_DIR = path.join(prefix, 'cache');
+      vars.NGINX_NJS_DIR = path.join(prefix, 'njs');
       for (const file of readdirSync(path.join(NGINX_DIR, 'templates'))) {
         const rendered = renderTemplate(readFileSync(path.join(NGINX_DIR, 'templates', file), 'utf8'), vars);
         const leftover = rendered.match(/\$\{[A-Z][A-Z0-9_]*\}/g);
@@ -136,13 +138,17 @@ describe('docker-compose.yml', () => {
         writeFileSync(path.join(prefix, 'conf.d', file.replace(/\.template$/, '')), rendered);
       }
       cpSync(path.join(NGINX_DIR, 'snippets'), path.join(prefix, 'snippets'), { recursive: true });
+      cpSync(path.join(NGINX_DIR, 'njs'), path.join(prefix, 'njs'), { recursive: true });
       cpSync(path.join(NGINX_DIR, 'deploy'), path.join(prefix, 'deploy'), { recursive: true });
       writeFileSync(path.join(prefix, 'deploy', 'api-auth.conf'), readFileSync(path.join(NGINX_DIR, 'deploy', 'api-auth.conf'), 'utf8').replace('http://auth:9999/', 'http://127.0.0.1:9999/'));
       // the image's own main file, in essence: include conf.d inside http
       writeFileSync(path.join(prefix, 'nginx.conf'), `pid ${prefix}/nginx.pid; error_log stderr; events {}
 http { include /etc/nginx/mime.types; client_body_temp_path ${prefix}/cache; proxy_temp_path ${prefix}/cache;
 fastcgi_temp_path ${prefix}/cache; uwsgi_temp_path ${prefix}/cache; scgi_temp_path ${prefix}/cache; include conf.d/*.conf; }`);
-      const result = execFileSync('sh', ['-c', `${findNginx()} -t -p ${prefix} -c ${prefix}/nginx.conf -e stderr 2>&1; echo "exit=$?"`], { encoding: 'utf8' });
+      // The gateway's own command line (its -g loads the njs module), with this machine's module path.
+      const command = services.gateway!.command as string[];
+      const globals = command[command.indexOf('-g') + 1]!.replace(/\S*ngx_http_js_module\.so/, findNjsModule());
+      const result = execFileSync('sh', ['-c', '"$0" -t -p "$1" -c "$1/nginx.conf" -e stderr -g "$2" 2>&1; echo "exit=$?"', findNginx(), prefix, globals], { encoding: 'utf8' });
       expect(result).toMatch(/test is successful/);
     } finally {
       rmSync(prefix, { recursive: true, force: true });

@@ -21,7 +21,7 @@ const today = todayUtc();
 const nowIso = () => new Date(Date.now() - 1000).toISOString();
 
 const lines = (...events: object[]) => events.map((e) => JSON.stringify(e)).join('\n') + '\n';
-const importText = (text: string) => importEvents(db, Readable.from([text]), log);
+const importText = (text: string) => importEvents(db, Readable.from([text]), log, 2020);
 const count = async (table: string) => (await query<{ n: number }>(stack.db.adminUrl, `select count(*)::int as n from stats.${table}`))[0]!.n;
 
 beforeAll(async () => {
@@ -163,6 +163,14 @@ describe('import of bad lines', () => {
     ['negative count', '{"type":"capital","at":"2026-01-01T00:00:00Z","cash_usd":1,"inventory_usd":1,"positions":-1}', /^line 3: positions: must be 0 or more/],
     ['count beyond int4', '{"type":"breadth","at":"2026-01-01T00:00:00Z","markets_quoted_24h":3000000000}', /^line 3: markets_quoted_24h: /],
     ['negative cash', '{"type":"capital","at":"2026-01-01T00:00:00Z","cash_usd":-5,"inventory_usd":1,"positions":1}', /^line 3: cash_usd: must be 0 or more/],
+    ['year 0000', '{"type":"payout","date":"0000-01-01","usd":1}', /^line 3: date: 0000-01-01 lies before 2020-01-01 \(IMPORT_EARLIEST_YEAR\)$/],
+    ['a date in 1900', '{"type":"trading_cost","date":"1900-06-01","usd":1}', /^line 3: date: 1900-06-01 lies before 2020-01-01/],
+    ['a timestamp before the earliest year', '{"type":"heartbeat","at":"2019-12-31T23:59:59Z"}', /^line 3: at: 2019-12-31T23:59:59.000Z lies before 2020-01-01/],
+    ['a payout of 1e20', '{"type":"payout","date":"2026-01-01","usd":1e20}', /^line 3: usd: must lie within ±1e\+11 USD$/],
+    ['a trading gain beyond the ceiling', '{"type":"trading_cost","date":"2026-01-01","usd":-2e11}', /^line 3: usd: must lie within ±1e\+11 USD$/],
+    ['more digits than a double keeps', '{"type":"payout","date":"2026-01-01","usd":1.23456789012345678}', /^line 3: usd: 1.23456789012345678 has more significant digits than can be kept exactly/],
+    ['a 17-digit amount that rounds', '{"type":"capital","at":"2026-01-01T00:00:00Z","cash_usd":1,"inventory_usd":0.12345678901234567,"positions":1}', /^line 3: inventory_usd: 0.12345678901234567 has more significant digits/],
+    ['a cent fraction lost to rounding', '{"type":"trading_cost","date":"2026-01-01","usd":1000000.00000000001}', /^line 3: usd: 1000000.00000000001 has more significant digits/],
     ['unknown field (e.g. a per-market id)', '{"type":"payout","date":"2026-01-01","usd":1,"condition_id":"abc"}', /^line 3: condition_id: unknown field/],
   ];
 
@@ -170,6 +178,12 @@ describe('import of bad lines', () => {
     await expect(importText(lines(...valid) + bad + '\n' + lines(...valid))).rejects.toThrow(message);
     for (const table of ['payout', 'heartbeat', 'accrual', 'capital', 'breadth', 'trading_cost']) expect(await count(table)).toBe(0);
     expect((await query(stack.db.adminUrl, 'select data_source from stats.settings'))[0]).toEqual({ data_source: null });
+  });
+
+  it('keeps amounts written with as many digits as a double holds exactly, and honours IMPORT_EARLIEST_YEAR', async () => {
+    await importText(lines({ type: 'payout', date: '2026-01-01', usd: 1234.5678901234 }, { type: 'payout', date: '2026-01-02', usd: 1e-7 }));
+    expect(await query(stack.db.adminUrl, `select usd::text from stats.payout order by date`)).toEqual([{ usd: '1234.5678901234' }, { usd: '0.0000001' }]);
+    await expect(importEvents(db, Readable.from([lines({ type: 'payout', date: '2021-05-01', usd: 1 })]), log, 2022)).rejects.toThrow(/date: 2021-05-01 lies before 2022-01-01/);
   });
 
   it('exits 1 from the CLI with the line number, and keeps the earlier data untouched', async () => {

@@ -1,0 +1,70 @@
+// `npm start` as root from a checkout that other users cannot enter (as under /root, mode 0700):
+// Postgres runs as `postgres` and nginx as `nobody`, so the data must live where they can reach it.
+import { execFileSync, spawn } from 'node:child_process';
+import { existsSync, mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import path from 'node:path';
+import { describe, expect, it } from 'vitest';
+import { defaultDataDir, ROOT_DIR } from '../scripts/lib/config.ts';
+import { freePort } from '../scripts/lib/processes.ts';
+
+const isRoot = process.getuid?.() === 0;
+
+/** A copy of this checkout inside a fresh directory of mode 0700; node_modules hard-linked when it can be. */
+function privateCheckout(): { home: string; app: string } {
+  const home = mkdtempSync(path.join(tmpdir(), 'private-home-')); // mkdtemp makes it 0700
+  const app = path.join(home, 'app');
+  execFileSync('sh', ['-c', 'mkdir -p "$1" && git ls-files -z --cached --others --exclude-standard | xargs -0 cp --parents -t "$1"', 'sh', app], { cwd: ROOT_DIR });
+  try {
+    execFileSync('cp', ['-al', 'node_modules', app], { cwd: ROOT_DIR });
+  } catch {
+    execFileSync('cp', ['-a', 'node_modules', app], { cwd: ROOT_DIR });
+  }
+  return { home, app };
+}
+
+async function startOnce(app: string, env: Record<string, string>): Promise<string> {
+  const child = spawn(process.execPath, [path.join(app, 'scripts', 'start.ts')], { cwd: app, env, stdio: ['ignore', 'pipe', 'pipe'] });
+  let out = '';
+  child.stdout.on('data', (c: Buffer) => { out += c.toString(); });
+  child.stderr.on('data', (c: Buffer) => { out += c.toString(); });
+  const exited = new Promise<number | null>((resolve) => child.on('exit', (code) => resolve(code)));
+  try {
+    for (let i = 0; i < 900 && !out.includes('is running') && child.exitCode === null; i++) await new Promise((r) => setTimeout(r, 100));
+    expect(out, out).toContain('is running');
+    const stats = await (await fetch(`http://127.0.0.1:${env.SITE_PORT}/api/stats`)).json() as Record<string, unknown>;
+    expect(stats.data_source).toBe('demo');
+  } finally {
+    child.kill('SIGTERM');
+    expect(await exited, out).toBe(0);
+  }
+  return out;
+}
+
+describe('a checkout in a private directory', () => {
+  it('keeps the data where the unprivileged users reach it, says where, and keeps it across restarts', async () => {
+    if (!isRoot) {
+      // Not root: nothing drops to another user, so the data stays in the checkout.
+      expect(defaultDataDir('/home/someone/app', false)).toBe('/home/someone/app/.data');
+      return;
+    }
+    const { home, app } = privateCheckout();
+    const dataDir = defaultDataDir(app, true);
+    expect(dataDir).toMatch(/^\/var\/lib\/public-stats\/app-[0-9a-f]{10}$/);
+    const env: Record<string, string> = { PATH: process.env.PATH ?? '', HOME: home, NGINX_WORKERS: '1' };
+    for (const name of ['API_PORT', 'SITE_PORT', 'EDGE_PORT', 'POSTGREST_PORT', 'POSTGREST_ADMIN_PORT', 'POSTGRES_PORT']) env[name] = String(await freePort());
+    try {
+      const first = await startOnce(app, env);
+      expect(first).toContain(`data in ${dataDir}/postgres`);
+      expect(first).toContain('Creating the database cluster');
+      expect(existsSync(path.join(dataDir, 'postgres', 'PG_VERSION'))).toBe(true);
+      const second = await startOnce(app, env);
+      expect(second).toContain(`data in ${dataDir}/postgres`);
+      expect(second).not.toContain('Creating the database cluster');
+      expect(second).not.toContain('The database was empty');
+    } finally {
+      rmSync(home, { recursive: true, force: true });
+      rmSync(dataDir, { recursive: true, force: true });
+    }
+  }, 240_000);
+});
