@@ -1,5 +1,4 @@
-// POST /a2a (A2A JSON-RPC, alpha) and its agent card, without express ("Mount B" in
-// reference/mcp-a2a.md §3). @a2a-js/sdk 1.3.0 speaks protocol 1.0; SPEC §4.2 names `message/send`,
+// POST /a2a (A2A JSON-RPC, alpha) and its agent card, without express. @a2a-js/sdk 1.3.0 speaks protocol 1.0; the service promises `message/send`,
 // the 0.3 method, so both are served: the A2A-Version header picks the dispatcher (absent or 0.3 =
 // legacy). Every reply is one Message (text + data part), never a Task, so nothing is stored.
 import { A2A_VERSION_HEADER, Role, type AgentCard, type AgentSkill, type Part } from '@a2a-js/sdk';
@@ -195,7 +194,7 @@ export function createA2A(cfg: EdgeConfig, figures: Figures): A2AHandlers {
       try {
         body = JSON.parse(await request.text()) as Record<string, unknown>;
       } catch {
-        // Parsed here: a string handed to the SDK would come back as -32600/-32602, not -32700 (G4).
+        // Parsed here: a string handed to the SDK would come back as -32600/-32602, not -32700.
         return rpcReply({ jsonrpc: '2.0', id: null, error: { code: -32700, message: 'Parse error: the body is not valid JSON.' } });
       }
       const id = body && typeof body === 'object' && !Array.isArray(body) ? (body.id ?? null) : null;

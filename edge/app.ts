@@ -13,9 +13,9 @@ import { renderHtml, type PageInput } from './page/html.ts';
 import { linkHeader } from './page/links.ts';
 import { renderMarkdown } from './page/markdown.ts';
 import { SERVICE_NAME } from './texts.ts';
-import { createUpstream, type Upstream } from './upstream.ts';
+import { createUpstream } from './upstream.ts';
 
-/** SPEC §8: polling at most once a minute, so a minute of caching loses a client nothing. */
+/** Clients poll at most once a minute, so a minute of caching loses a client nothing. */
 export const STATS_CACHE_CONTROL = 'public, max-age=60, stale-while-revalidate=30';
 /** Health is near-live: a few seconds at most. */
 export const HEALTH_CACHE_CONTROL = 'public, max-age=5';
@@ -38,13 +38,8 @@ function notFound(c: Context): Response {
   return jsonError(404, 'Not found: this site serves GET /api/stats, GET /api/health, POST /mcp, POST /a2a and the documents linked from /.');
 }
 
-export interface AppOptions {
-  /** Defaults to the API host named in the configuration. */
-  upstream?: Upstream;
-}
-
-export function createApp(cfg: EdgeConfig, options: AppOptions = {}): Hono {
-  const figures: Figures = createFigures(cfg, options.upstream ?? createUpstream(cfg));
+export function createApp(cfg: EdgeConfig): Hono {
+  const figures: Figures = createFigures(cfg, createUpstream(cfg));
   const a2a = createA2A(cfg, figures);
   const app = new Hono();
 
@@ -80,7 +75,7 @@ export function createApp(cfg: EdgeConfig, options: AppOptions = {}): Hono {
   });
   app.all('/api/stats', methodNotAllowed('GET, HEAD, OPTIONS'));
 
-  // Always 200 while the site is up: the status field carries "down" (SPEC §4.1 rule 1, §7 rule 2).
+  // Always 200 while the site is up: the status field carries "down", never the HTTP status.
   app.get('/api/health', async () => {
     const health = await figures.health();
     return new Response(health.body, { headers: { 'content-type': JSON_TYPE, 'cache-control': HEALTH_CACHE_CONTROL } });
@@ -88,7 +83,7 @@ export function createApp(cfg: EdgeConfig, options: AppOptions = {}): Hono {
   app.all('/api/health', methodNotAllowed('GET, HEAD, OPTIONS'));
 
   app.post('/mcp', limit, (c) => handleMcp(c.req.raw, cfg, figures));
-  // A GET handed to the stateless transport would open an SSE stream that never closes (G8).
+  // A GET handed to the stateless transport would open an SSE stream that never closes.
   app.all('/mcp', () => new Response(JSON.stringify({ jsonrpc: '2.0', error: { code: -32000, message: 'Method not allowed: this stateless MCP endpoint takes POST only.' }, id: null }), {
     status: 405,
     headers: { 'content-type': JSON_TYPE, allow: 'POST, OPTIONS', 'cache-control': 'no-store' },

@@ -12,7 +12,7 @@ export interface EdgeConfig {
   anonKey: string;
   /** How long one upstream answer serves every surface (REST, MCP, A2A, the page). */
   statsTtlMs: number;
-  /** Health must be near-live (DESIGN: "never cached for longer than a few seconds"). */
+  /** Health must be near-live: never cached for longer than a few seconds. */
   healthTtlMs: number;
   /** Upper bound on one upstream call, so a hung API host turns into "down", not a hung request. */
   upstreamTimeoutMs: number;
@@ -22,7 +22,7 @@ export type EdgeEnv = Record<string, string | undefined>;
 
 function required(env: EdgeEnv, name: string): string {
   const value = env[name];
-  if (!value) throw new Error(`${name} is not set: the edge needs it (scripts/lib/stack.ts passes it when it starts the edge).`);
+  if (!value) throw new Error(`${name} is not set: the edge needs it (the local stack passes it when it starts the edge).`);
   return value;
 }
 

@@ -1,6 +1,6 @@
 // POST /mcp: a read-only MCP server over Streamable HTTP, stateless, JSON responses (alpha).
 // An McpServer binds to one transport and a stateless transport serves one request, so both are
-// built per request (reference/mcp-a2a.md §2, G9); the figures come from the shared cache.
+// built per request; the figures come from the shared cache.
 import { McpServer } from '@modelcontextprotocol/sdk/server/mcp.js';
 import { WebStandardStreamableHTTPServerTransport } from '@modelcontextprotocol/sdk/server/webStandardStreamableHttp.js';
 import { ErrorCode, McpError, type CallToolResult } from '@modelcontextprotocol/sdk/types.js';

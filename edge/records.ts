@@ -1,6 +1,6 @@
 // The shapes the edge publishes. The figures themselves come from landing_stats()/landing_health()
-// unchanged (SQL is the one truth, DESIGN §1); these schemas only check what arrived and describe
-// it to MCP clients. Objects are loose because SPEC §2.1 calls the record abridged: a field the SQL
+// unchanged (SQL is the one truth); these schemas only check what arrived and describe
+// it to MCP clients. Objects are loose because the published record is abridged: a field the SQL
 // adds later passes through instead of being dropped or rejected.
 import { z } from 'zod';
 

@@ -1,5 +1,5 @@
 // Node entry of the edge: the portable Hono app (edge/app.ts) on @hono/node-server.
-// Started by scripts/lib/stack.ts as `node edge/server.ts` with the EDGE_* variables.
+// Started by the local stack (scripts/stack) as `node edge/server.ts` with the EDGE_* variables.
 import { serve } from '@hono/node-server';
 import type { Server } from 'node:http';
 import { createApp } from './app.ts';

@@ -1,6 +1,6 @@
 // Every sentence the edge says about the figures, in one place, so the REST notes, the MCP
 // instructions, the A2A reply, the page and its Markdown cannot drift apart. The rules are
-// SPEC §2.1's semantic rules and §1's disclaimers, in plain words.
+// The record's semantic rules and the service's disclaimers, in plain words.
 import type { EdgeConfig } from './config.ts';
 import type { HealthRecord, PublishedHealth, PublishedStats, StatsRecord } from './records.ts';
 

@@ -1,5 +1,5 @@
 // The only way figures enter the edge: the two RPCs on the API host, called with the public anon
-// key exactly as any outside client would (DESIGN §1), through postgrest-js.
+// key exactly as any outside client would, through postgrest-js.
 import { PostgrestClient } from '@supabase/postgrest-js';
 import type { EdgeConfig } from './config.ts';
 import { HealthRecordSchema, StatsRecordSchema, type HealthRecord, type StatsRecord } from './records.ts';

@@ -7,7 +7,7 @@ import { existsSync, mkdirSync, readdirSync, readFileSync, renameSync, rmSync, s
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import pg from 'pg';
-import { loadEnv } from './lib/config.ts';
+import { configFromEnv, databaseUrl, loadEnv } from './lib/config.ts';
 import { migrate } from './lib/database.ts';
 
 const DATA_TABLES = ['payout', 'payout_correction', 'accrual', 'breadth', 'capital', 'trading_cost', 'heartbeat'];
@@ -45,7 +45,7 @@ function run(tool: string, args: string[], databaseUrl?: string): void {
 export function defaultDatabaseUrl(env = loadEnv()): string {
   if (env.DATABASE_URL) return env.DATABASE_URL;
   if (!env.POSTGRES_PASSWORD) throw new Error('No database: set DATABASE_URL, or run `npm start` (which creates .env) first.');
-  return `postgres://postgres:${encodeURIComponent(env.POSTGRES_PASSWORD)}@${env.BIND_HOST || '127.0.0.1'}:${env.POSTGRES_PORT || 54329}/postgres`;
+  return databaseUrl(configFromEnv(env, ['POSTGRES_PASSWORD']), { name: 'postgres', password: env.POSTGRES_PASSWORD });
 }
 
 /** Writes the dump beside `file` first and renames it on success, so a failed dump never replaces a good one. */

@@ -1,7 +1,7 @@
 // `npm start`: the whole service on this machine, in the foreground. Ctrl-C or SIGTERM stops every child.
 import path from 'node:path';
 import { configFromEnv, envFilePath, loadEnv, ROOT_DIR } from './lib/config.ts';
-import { startStack } from './lib/stack.ts';
+import { startStack } from './stack/stack.ts';
 import { ensureEnvFile } from './keys.ts';
 import { writerConfigFromEnv } from './writer/config.ts';
 import { createLogger } from './writer/log.ts';

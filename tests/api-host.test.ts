@@ -1,4 +1,4 @@
-// The API host as callers meet it (SPEC §4.1, §5, §7; DESIGN.md §4): plain HTTP against nginx.
+// The API host as callers meet it: plain HTTP against nginx.
 import { SignJWT } from 'jose';
 import { describe, expect, inject, it } from 'vitest';
 

@@ -1,4 +1,4 @@
-// landing_health answers HTTP 200 whenever the API host is reachable (SPEC §4.1 rule 1, §7 rule 2):
+// landing_health answers HTTP 200 whenever the API host is reachable:
 // with PostgREST stopped, then with Postgres stopped, it says "down"; the stack then recovers.
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { waitUntil } from '../scripts/lib/processes.ts';

@@ -1,4 +1,4 @@
-// The exact meaning of every figure (DESIGN.md §3), on pinned clocks and hand-checked data.
+// The exact meaning of every figure, on pinned clocks and hand-checked data.
 // Each test runs in a transaction that is rolled back.
 import type pg from 'pg';
 import { describe, expect, it } from 'vitest';
@@ -46,7 +46,7 @@ describe('landing_stats on an empty database', () => {
     });
   });
 
-  it('keeps the SPEC §2.1 field order', async () => {
+  it('keeps the published field order', async () => {
     const r = await inRollback((c) => statsAt(c));
     expect(Object.keys(r)).toEqual(['updated_at', 'daily', 'last_night_usd', 'last_night_date', 'accrued_today_usd',
       'accrued_today_markets', 'markets_quoted_24h', 'total_usd', 'since_date', 'best_day_usd', 'capital', 'returns', 'data_source']);

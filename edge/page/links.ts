@@ -1,6 +1,6 @@
-// The discovery documents the page links to, and the `Link` header of `/` (agent-readiness.md §4
-// "linkHeaders": exactly these five relations, absolute URLs).
-import { SITE_PATHS } from '../../scripts/site/urls.ts';
+// The discovery documents the page links to, and the `Link` header of `/` (the agent-readiness
+// scanner's "linkHeaders" check: exactly these five relations, absolute URLs).
+import { SITE_PATHS } from '../paths.ts';
 import type { EdgeConfig } from '../config.ts';
 
 export interface DocLink {

@@ -133,6 +133,20 @@ function rate(env: Env, name: string, fallback: string): string {
   return raw;
 }
 
+/**
+ * The one place database URLs are built: DATABASE_URL's server, else the embedded one, as `user`
+ * when given (otherwise DATABASE_URL's own credentials are kept).
+ */
+export function databaseUrl(cfg: Pick<Config, 'databaseUrl' | 'bindHost' | 'postgresPort'>, user?: { name: string; password: string }): string {
+  if (!user && cfg.databaseUrl) return cfg.databaseUrl;
+  const url = new URL(cfg.databaseUrl ?? `postgres://${cfg.bindHost}:${cfg.postgresPort}/postgres`);
+  if (user) {
+    url.username = encodeURIComponent(user.name);
+    url.password = encodeURIComponent(user.password);
+  }
+  return url.toString();
+}
+
 export const SECRET_NAMES = ['JWT_SECRET', 'ANON_KEY', 'AUTHENTICATOR_PASSWORD', 'WRITER_DB_PASSWORD', 'POSTGRES_PASSWORD', 'HTTP_SIG_PRIVATE_KEY'] as const;
 
 /**

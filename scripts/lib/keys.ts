@@ -8,7 +8,7 @@ const TEN_YEARS_S = 10 * 365 * 24 * 3600;
 
 const randomSecret = (bytes: number) => randomBytes(bytes).toString('base64url');
 
-/** An HS256 JWT with role anon, long-lived (the key is not rotated on a schedule, SPEC §5.3). */
+/** An HS256 JWT with role anon, long-lived (the key is not rotated on a schedule). */
 export async function signAnonKey(jwtSecret: string, issuedAt = Math.floor(Date.now() / 1000)): Promise<string> {
   return new SignJWT({ role: 'anon' })
     .setProtectedHeader({ alg: 'HS256', typ: 'JWT' })

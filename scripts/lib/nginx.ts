@@ -5,7 +5,6 @@ import { accessSync, chownSync, constants, existsSync, mkdirSync, readdirSync, r
 import path from 'node:path';
 import { ROOT_DIR, type Config } from './config.ts';
 import { idsOf, startChild, waitUntil, type Child, type Log } from './processes.ts';
-import { renderSiteDocuments } from '../site/render.ts';
 
 export const NGINX_DIR = path.join(ROOT_DIR, 'site', 'nginx');
 
@@ -75,8 +74,11 @@ function siteHostVars(cfg: Config): Record<string, string> {
   };
 }
 
-/** Renders the configuration into `prefix` (wiping the previous rendering and cache). */
-export function renderNginx(cfg: Config, prefix: string): string {
+/**
+ * Renders the configuration into `prefix` (wiping the previous rendering and cache), and has
+ * `writeDocuments` fill the site root it serves the static documents from.
+ */
+export function renderNginx(cfg: Config, prefix: string, writeDocuments: (siteRoot: string) => void): string {
   rmSync(prefix, { recursive: true, force: true });
   for (const dir of ['conf.d', 'snippets', 'njs', 'cache', 'tmp', 'html']) mkdirSync(path.join(prefix, dir), { recursive: true });
   const vars = nginxVars(cfg, prefix);
@@ -88,7 +90,7 @@ export function renderNginx(cfg: Config, prefix: string): string {
   for (const dir of ['snippets', 'njs']) {
     for (const file of readdirSync(path.join(NGINX_DIR, dir))) writeFileSync(path.join(prefix, dir, file), readFileSync(path.join(NGINX_DIR, dir, file)));
   }
-  renderSiteDocuments(cfg, vars.SITE_ROOT!);
+  writeDocuments(vars.SITE_ROOT!);
   return path.join(prefix, 'nginx.conf');
 }
 
@@ -104,10 +106,10 @@ function unprivilegedIds(prefix: string): { uid?: number; gid?: number } {
   return { uid, gid };
 }
 
-export async function startNginx(cfg: Config, log: Log): Promise<Child> {
+export async function startNginx(cfg: Config, log: Log, writeDocuments: (siteRoot: string) => void): Promise<Child> {
   const binary = findNginx();
   const prefix = path.join(cfg.dataDir, 'nginx');
-  const conf = renderNginx(cfg, prefix);
+  const conf = renderNginx(cfg, prefix, writeDocuments);
   const ids = unprivilegedIds(prefix);
   // The njs module (which counts the API host's apikey headers), loaded before the configuration.
   const globals = ['-g', `load_module ${findNjsModule()};`];

@@ -1,6 +1,6 @@
 // The writer's configuration. It reads the same environment (process env over .env) as `npm start`,
 // so both reach the same database; only the Polymarket variables are the writer's own.
-import { configFromEnv, type Env } from '../lib/config.ts';
+import { configFromEnv, databaseUrl, type Env } from '../lib/config.ts';
 
 export type SourceName = 'demo' | 'polymarket' | 'none';
 
@@ -93,11 +93,7 @@ function address(env: Env, name: string, fallback: string): string {
 function writerDatabaseUrl(env: Env): string {
   if (env.WRITER_DATABASE_URL) return env.WRITER_DATABASE_URL;
   const cfg = configFromEnv(env, ['WRITER_DB_PASSWORD']);
-  const base = cfg.databaseUrl ?? `postgres://${cfg.bindHost}:${cfg.postgresPort}/postgres`;
-  const url = new URL(base);
-  url.username = 'stats_writer';
-  url.password = encodeURIComponent(cfg.WRITER_DB_PASSWORD);
-  return url.toString();
+  return databaseUrl(cfg, { name: 'stats_writer', password: cfg.WRITER_DB_PASSWORD });
 }
 
 export function polymarketFromEnv(env: Env): PolymarketConfig {
@@ -127,7 +123,7 @@ export function polymarketFromEnv(env: Env): PolymarketConfig {
   };
 }
 
-/** WRITER_SOURCE, defaulting to polymarket when its credentials are set and demo otherwise (DESIGN.md §4). */
+/** WRITER_SOURCE, defaulting to polymarket when its credentials are set and demo otherwise. */
 export function sourceFromEnv(env: Env): SourceName {
   const raw = env.WRITER_SOURCE || (env.CLOB_API_KEY ? 'polymarket' : 'demo');
   if (raw !== 'demo' && raw !== 'polymarket' && raw !== 'none') {

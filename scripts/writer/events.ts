@@ -1,4 +1,4 @@
-// The NDJSON import format of DESIGN.md §4: one event per line. Parsing checks every field the
+// The NDJSON import format: one event per line. Parsing checks every field the
 // database would reject (and a few it cannot see), so a bad line is reported by line number and
 // field before anything is written.
 import { z } from 'zod';

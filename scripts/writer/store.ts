@@ -1,6 +1,6 @@
 // Every write the writer makes. Each one is an idempotent upsert inside a transaction that first
 // locks the settings row: that serialises concurrent writers (an import beside the loop), and it is
-// where the demo/real rule of DESIGN.md §3 is enforced.
+// where the rule that demo and real data never mix is enforced.
 import { sql, type Transaction } from 'kysely';
 import type { StatsTables, WriterDb } from './db.ts';
 

@@ -8,7 +8,7 @@ create schema stats;
 create domain stats.usd_amount as numeric
   check (value > '-Infinity'::numeric and value < 'Infinity'::numeric);
 
--- Settings: one row. No data source changes them (DESIGN.md §3).
+-- Settings: one row. No data source changes them.
 create table stats.settings (
   id boolean primary key default true check (id),
   since_date date,
@@ -121,7 +121,7 @@ create trigger payout_track_change before update on stats.payout
 create trigger trading_cost_track_change before update on stats.trading_cost
   for each row execute function stats.track_change();
 
--- The first real write removes every demo row (DESIGN.md §3). The writer may do that, and only
+-- The first real write removes every demo row: demo and real data never mix. The writer may do that, and only
 -- that, as a deletion: it has no DELETE privilege of its own (roles migration), so real rows can be
 -- corrected (audited) but never silently removed.
 create function stats.purge_demo() returns void

@@ -1,5 +1,5 @@
 -- Up Migration
--- Every published figure is defined here, once (DESIGN.md §3). The edge, MCP and A2A layers only
+-- Every published figure is defined here, once. The edge, MCP and A2A layers only
 -- reshape what these functions return.
 --
 -- stats.stats_at(now) and stats.health_at(now) take the clock as an argument so tests can pin it;
@@ -173,13 +173,13 @@ create function public.landing_stats() returns json
 language sql stable security definer set search_path = '' as $$
   select stats.stats_at(now())
 $$;
-comment on function public.landing_stats() is 'Public stats record (SPEC §2.1): gross reward payouts, today''s accrual estimate, breadth, totals, capital, trailing returns.';
+comment on function public.landing_stats() is 'Public stats record: gross reward payouts, today''s accrual estimate, breadth, totals, capital, trailing returns.';
 
 create function public.landing_health() returns json
 language sql stable security definer set search_path = '' as $$
   select stats.health_at(now())
 $$;
-comment on function public.landing_health() is 'Data freshness and writer liveness (SPEC §2.2).';
+comment on function public.landing_health() is 'Data freshness and writer liveness.';
 
 -- Down Migration
 drop function public.landing_health();

@@ -1,7 +1,7 @@
 // Each check of Cloudflare's agent-readiness scanner (isitagentready.com), requested as the scanner
-// requests it and judged by its published pass rule (shared/reference/agent-readiness.md §2, §4).
+// requests it and judged by its published pass rule.
 // The site host must pass every scored check the spec allows; authMd is expected to fail because a
-// pass needs agent registration, which SPEC §5.5 rules out (auth.md says so). dnsAid (DNSSEC
+// pass needs agent registration, which the service rules out (auth.md says so). dnsAid (DNSSEC
 // records) and webMcp (a headless browser probing navigator.modelContext) are not site-host
 // documents and are not run here.
 import { afterAll, describe, expect, inject, it } from 'vitest';
@@ -147,7 +147,7 @@ const EXPECTED: Record<string, Status> = Object.fromEntries(Object.keys(CHECKS).
 
 const results: Record<string, Result> = {};
 
-/** Levels 0-5 (agent-readiness.md §1), with the stricter reading of level 5. */
+/** Levels 0-5, with the stricter reading of level 5. */
 function level(r: Record<string, Result>): number {
   const ok = (id: string) => r[id]?.status === 'pass';
   if (['robotsTxt', 'sitemap', 'linkHeaders'].filter(ok).length < 2) return 0;

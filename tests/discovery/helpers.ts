@@ -7,7 +7,7 @@ import path from 'node:path';
 import { promisify } from 'node:util';
 import Ajv2020Module from 'ajv/dist/2020.js';
 import addFormatsModule from 'ajv-formats';
-import { REDOCLY_ENV, redoclyCli } from '../../scripts/site/apidocs.ts';
+import { REDOCLY_ENV, redoclyCli } from '../../site/render/apidocs.ts';
 
 // CommonJS packages under NodeNext: the class and the plugin are the default export's `default`.
 const Ajv2020 = Ajv2020Module.default;

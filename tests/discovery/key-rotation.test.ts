@@ -1,4 +1,4 @@
-// The key the documents publish is the key the API host accepts (SPEC §5.3): after `npm run keys --
+// The key the documents publish is the key the API host accepts: after `npm run keys --
 // --rotate-anon-key` and a restart, auth.md and openapi.json show the new key, the API host takes
 // it, and the old key gets 401. Runs a private stack on its own .env and data directory.
 import { chmodSync, mkdtempSync, readFileSync, rmSync } from 'node:fs';
@@ -9,7 +9,7 @@ import { createPrivateKey, createPublicKey } from 'node:crypto';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { configFromEnv, type Config, type Env } from '../../scripts/lib/config.ts';
 import { freePort } from '../../scripts/lib/processes.ts';
-import { startStack, type Stack } from '../../scripts/lib/stack.ts';
+import { startStack, type Stack } from '../../scripts/stack/stack.ts';
 import { ensureEnvFile } from '../../scripts/keys.ts';
 import { get } from './helpers.ts';
 

@@ -3,10 +3,10 @@
 // 2xx with the media type the link or the document table promises. What it cannot follow, and
 // why, is listed in the test output (and asserted to be only what is expected to be unfollowable).
 import { afterAll, describe, expect, inject, it } from 'vitest';
-import { SITE_DOCUMENTS } from '../../scripts/site/documents.ts';
+import { SITE_DOCUMENTS } from '../../site/render/documents.ts';
 import { essence, get } from './helpers.ts';
 
-/** Documents whose links are checked; the agent card is the edge server's (issue 4). */
+/** Documents whose links are checked; the agent card is the edge server's. */
 const SOURCES = ['/openapi.json', '/.well-known/api-catalog', '/.well-known/oauth-protected-resource', '/.well-known/oauth-authorization-server',
   '/.well-known/mcp/server-card.json', '/.well-known/agent-skills/index.json', '/.well-known/http-message-signatures-directory',
   '/llms.txt', '/auth.md', '/robots.txt', '/sitemap.xml', '/.well-known/agent-card.json'];
@@ -64,7 +64,7 @@ async function check(link: Link, siteUrl: string, apiUrl: string, anonKey: strin
     return;
   }
   if (url.origin === apiUrl && url.pathname.startsWith('/auth/v1')) {
-    skipped.push(`${link.url} (operator login server: not run locally, DESIGN §2; in ${from})`);
+    skipped.push(`${link.url} (operator login server: not run locally; in ${from})`);
     return;
   }
   if (url.origin === apiUrl && url.pathname === '/') {

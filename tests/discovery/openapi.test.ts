@@ -1,5 +1,5 @@
-// openapi.json: a valid OpenAPI 3.1 document (official schema + Redocly lint), true to SPEC §4.1,
-// §4.2, §5 and §9, and the single source the live responses are validated against.
+// openapi.json: a valid OpenAPI 3.1 document (official schema + Redocly lint), true to the
+// published operations, authentication and terms, and the single source the live responses are validated against.
 import { Validator } from '@seriousme/openapi-schema-validator';
 import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
 import { startTestStack, type TestStack } from '../support/stack.ts';
@@ -47,7 +47,7 @@ describe('openapi.json as a document', () => {
     expect(check('HealthRecord', { status: 'fine', checked_at: '2026-01-01T00:00:00Z', data: null, writer: null })).not.toEqual([]);
   });
 
-  it('states version 1.0.0, the operations of SPEC §4.1 and §4.2, and each operation its server', () => {
+  it('states version 1.0.0, the API host and site host operations, and each operation its server', () => {
     const { apiUrl, siteUrl } = inject('stack');
     expect(openapi.openapi).toMatch(/^3\.1\.\d+$/);
     expect(openapi.info.version).toBe('1.0.0');
@@ -76,7 +76,7 @@ describe('openapi.json as a document', () => {
     expect(openapi.info.description).toContain(anonKey);
   });
 
-  it('documents every field of SPEC §2 with its type and format', () => {
+  it('documents every field of both records with its type and format', () => {
     const s = openapi.components.schemas;
     const props = (name: string) => Object.keys(s[name].properties).sort();
     expect(props('StatsRecord')).toEqual(['accrued_today_markets', 'accrued_today_usd', 'best_day_usd', 'capital', 'daily', 'data_source',
@@ -124,7 +124,7 @@ async function liveChecks(apiUrl: string, anonKey: string, label: string) {
     expect(undeclared(openapi, schema, body), `${label}: undeclared fields`).toEqual([]);
     bodies[`${method} ${p}`] = body;
   }
-  // The 401 of SPEC §7 matches the documented error schema and challenge.
+  // The 401 matches the documented error schema and challenge.
   const denied = await get(apiUrl + STATS, { headers: { apikey: 'not-the-key' } });
   expect(denied.status).toBe(401);
   expect(check(responseSchemaName(openapi, STATS, 'get', '401'), await denied.json())).toEqual([]);
@@ -132,7 +132,7 @@ async function liveChecks(apiUrl: string, anonKey: string, label: string) {
   return bodies;
 }
 
-/** The keyless site endpoints, when the edge server serves them (issue 4); reports what it skipped. */
+/** The keyless site endpoints, when the edge server serves them ; reports what it skipped. */
 async function siteChecks(siteUrl: string, label: string): Promise<string[]> {
   const check = schemaValidator(openapi);
   const skipped: string[] = [];

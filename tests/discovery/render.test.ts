@@ -10,9 +10,9 @@ import { promisify } from 'node:util';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { ROOT_DIR } from '../../scripts/lib/config.ts';
 import { completeSecrets } from '../../scripts/lib/keys.ts';
-import { API_HOST_DOCUMENTS, SITE_DOCUMENTS } from '../../scripts/site/documents.ts';
-import { mcpServerName, policyUpdatedDate, renderSiteDocuments, type DocumentsConfig } from '../../scripts/site/render.ts';
-import { fillText } from '../../scripts/site/templates.ts';
+import { API_HOST_DOCUMENTS, SITE_DOCUMENTS } from '../../site/render/documents.ts';
+import { mcpServerName, policyUpdatedDate, renderSiteDocuments, type DocumentsConfig } from '../../site/render/render.ts';
+import { fillText } from '../../site/render/templates.ts';
 
 const SITE = 'https://stats.example.org';
 const API = 'https://api.stats.example.org';

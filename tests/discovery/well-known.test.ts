@@ -1,11 +1,11 @@
 // The .well-known documents, robots.txt, sitemap.xml, llms.txt and auth.md on the running site
 // host, checked against the standards (RFC 9727/9264, 9728, 8414, 7638/8037, the agent-skills
-// v0.2.0 draft, the llms.txt proposal, RFC 9309) and the facts SPEC §4.3, §5, §8, §9 state. The
+// v0.2.0 draft, the llms.txt proposal, RFC 9309) and the facts the service states. The
 // expected URLs are written here from the spec, not read from the documents under test.
 import { createHash } from 'node:crypto';
 import { calculateJwkThumbprint } from 'jose';
 import { describe, expect, inject, it } from 'vitest';
-import { API_HOST_DOCUMENTS, SITE_DOCUMENTS } from '../../scripts/site/documents.ts';
+import { API_HOST_DOCUMENTS, SITE_DOCUMENTS } from '../../site/render/documents.ts';
 import { essence, get, getJson } from './helpers.ts';
 
 const site = () => inject('stack').siteUrl;
@@ -126,7 +126,7 @@ describe('protected-resource metadata (RFC 9728)', () => {
   });
 });
 
-describe('authorization-server metadata (RFC 8414), mirroring {api_url}/auth/v1 (SPEC §5.6)', () => {
+describe('authorization-server metadata (RFC 8414), mirroring {api_url}/auth/v1', () => {
   it('has the required members, the password and refresh_token grants, HS256, and no authorization_code', async () => {
     const { res, body } = await getJson(`${site()}/.well-known/oauth-authorization-server`);
     expect(essence(res.headers.get('content-type'))).toBe('application/json');
@@ -300,7 +300,7 @@ describe('llms.txt (llmstxt.org structure)', () => {
   });
 });
 
-describe('auth.md (SPEC §5, §8, §9)', () => {
+describe('auth.md (access, limits, terms)', () => {
   it('states the policy in plain words with the current key', async () => {
     const { anonKey } = inject('stack');
     const res = await get(`${site()}/auth.md`);

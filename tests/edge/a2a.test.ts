@@ -1,5 +1,5 @@
 // POST /a2a and the agent card through the site host: the A2A SDK client (protocol 1.0) from the
-// card URL, and raw protocol-0.3 JSON-RPC as SPEC §4.2 names it (message/send).
+// card URL, and raw protocol-0.3 JSON-RPC as the service promises it (message/send).
 import { Role, type Message } from '@a2a-js/sdk';
 import { ClientFactory } from '@a2a-js/sdk/client';
 import { describe, expect, inject, it } from 'vitest';

@@ -1,5 +1,5 @@
-// /api/health while parts of the stack are down: HTTP 200 and status "down" every time (SPEC §4.1
-// rule 1, §7 rule 2), then recovery. This file stops parts of a stack, so it starts its own.
+// /api/health while parts of the stack are down: HTTP 200 and status "down" every time,
+// then recovery. This file stops parts of a stack, so it starts its own.
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js';

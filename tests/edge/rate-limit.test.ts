@@ -1,4 +1,4 @@
-// The site host's per-address rate limit (DESIGN §4): configurable, loopback exempt by default.
+// The site host's per-address rate limit: configurable, loopback exempt by default.
 // Here loopback is deliberately limited (SITE_RATE_LIMIT_LOOPBACK=1) with a tiny budget, on a
 // private stack, to see the limiter answer; the shared stack shows loopback is exempt by default.
 import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';

@@ -1,2 +1,2 @@
 // Tests start private stacks with the same helper the benchmark uses.
-export { startTestStack, type TestStack } from '../../scripts/lib/ephemeral-stack.ts';
+export { startTestStack, type TestStack } from '../../scripts/stack/ephemeral.ts';

@@ -1,11 +1,11 @@
-// The NDJSON import (DESIGN.md §4) against a real database: valid files, every kind of bad line,
+// The NDJSON import against a real database: valid files, every kind of bad line,
 // duplicates, re-import, corrections, the demo hand-over and a 100,000-event file.
 import { createWriteStream, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { Readable } from 'node:stream';
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
-import { seedDemoIfEmpty } from '../../scripts/lib/database.ts';
+import { seedDemoIfEmpty } from '../../scripts/stack/stack.ts';
 import { openWriterDb, type WriterDb } from '../../scripts/writer/db.ts';
 import { importEvents } from '../../scripts/writer/import.ts';
 import { createLogger } from '../../scripts/writer/log.ts';

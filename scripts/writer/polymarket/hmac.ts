@@ -1,4 +1,4 @@
-// L2 request signing of the Polymarket CLOB (reference/polymarket.md §2): HMAC-SHA256 over
+// L2 request signing of the Polymarket CLOB (https://docs.polymarket.com/developers/CLOB/authentication): HMAC-SHA256 over
 // timestamp + METHOD + path (no query string) + body, keyed by the base64(url) secret, output as
 // url-safe base64 that keeps its '=' padding.
 import { createHmac } from 'node:crypto';

@@ -2,9 +2,9 @@
 import { chmodSync, mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
-import { configFromEnv, type Env } from './config.ts';
-import { completeSecrets } from './keys.ts';
-import { freePort } from './processes.ts';
+import { configFromEnv, type Env } from '../lib/config.ts';
+import { completeSecrets } from '../lib/keys.ts';
+import { freePort } from '../lib/processes.ts';
 import { startStack, type Stack } from './stack.ts';
 
 export interface TestStack extends Stack {

@@ -2,13 +2,16 @@
 // the tests and the benchmark, so all three run exactly the same thing. Every process is supervised:
 // one that dies is started again, and one that keeps dying ends the stack through onGiveUp.
 import path from 'node:path';
-import type { Config } from './config.ts';
-import { openDatabase, seedDemoIfEmpty, type Database } from './database.ts';
-import { startEdge } from './edge.ts';
-import { findNginx, findNjsModule, startNginx } from './nginx.ts';
-import { startPostgrest } from './postgrest.ts';
-import { assertPortFree, GroupRecord, type Child, type Log } from './processes.ts';
-import { supervise, type RestartPolicy, type SupervisedPart } from './supervisor.ts';
+import type { Config } from '../lib/config.ts';
+import { openDatabase, type Database } from '../lib/database.ts';
+import { startEdge } from '../lib/edge.ts';
+import { findNginx, findNjsModule, startNginx } from '../lib/nginx.ts';
+import { startPostgrest } from '../lib/postgrest.ts';
+import { assertPortFree, GroupRecord, type Child, type Log } from '../lib/processes.ts';
+import { supervise, type RestartPolicy, type SupervisedPart } from '../lib/supervisor.ts';
+import { openWriterDb } from '../writer/db.ts';
+import { seedDemoHistory } from '../writer/demo.ts';
+import { renderSiteDocuments } from '../../site/render/render.ts';
 
 export interface Stack {
   cfg: Config;
@@ -81,7 +84,7 @@ export async function startStack(cfg: Config, { log, seedDemo, onGiveUp, restart
     // Before nginx, so the site host never proxies to an edge that is not listening yet.
     const edge = await keepRunning('edge', () => startEdge(cfg, log));
     started.push(edge);
-    const nginx = await keepRunning('nginx', () => startNginx(cfg, log));
+    const nginx = await keepRunning('nginx', () => startNginx(cfg, log, (siteRoot) => renderSiteDocuments(cfg, siteRoot)));
     started.push(nginx);
     return {
       cfg,
@@ -98,5 +101,18 @@ export async function startStack(cfg: Config, { log, seedDemo, onGiveUp, restart
   } catch (error) {
     await stopAll();
     throw error;
+  }
+}
+
+/**
+ * Loads the demo history when the database holds no data at all. The writer's demo source
+ * (scripts/writer/demo.ts) makes it, so the seed and the running demo writer tell one story.
+ */
+export async function seedDemoIfEmpty(adminUrl: string): Promise<boolean> {
+  const db = openWriterDb(adminUrl);
+  try {
+    return await seedDemoHistory(db);
+  } finally {
+    await db.destroy();
   }
 }

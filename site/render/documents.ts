@@ -1,7 +1,7 @@
 // The documents the site host serves from the rendered root: URL path, file under the root, media
 // type and cache lifetime. site/nginx/snippets/site-documents.conf serves exactly these (a test
 // requests every row), and the tests read the expectations from here.
-import { SITE_PATHS, API_PATHS } from './urls.ts';
+import { SITE_PATHS, API_PATHS } from '../../edge/paths.ts';
 
 export interface ServedDocument {
   /** Path on the host. */
@@ -40,9 +40,6 @@ export const SITE_DOCUMENTS: readonly ServedDocument[] = [
   { path: SITE_PATHS.ROBOTS, file: file(SITE_PATHS.ROBOTS), mediaType: PLAIN_TEXT, cacheControl: CACHE_LONG },
   { path: SITE_PATHS.SITEMAP, file: file(SITE_PATHS.SITEMAP), mediaType: 'application/xml', cacheControl: CACHE_LONG },
 ];
-
-/** SKILL.md files under the skills index's directory. */
-export const SKILL_MEDIA_TYPE = MARKDOWN;
 
 /** The API host's own protected-resource metadata, rendered under this directory of the root. */
 export const API_HOST_DIR = 'api-host';

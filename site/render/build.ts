@@ -1,7 +1,7 @@
 // `npm run build:site -- <outDir>`: renders the site documents for a deployment (e.g. into the
 // nginx image's document root) from the same configuration `npm start` reads.
 import path from 'node:path';
-import { configFromEnv, loadEnv } from '../lib/config.ts';
+import { configFromEnv, loadEnv } from '../../scripts/lib/config.ts';
 import { renderSiteDocuments } from './render.ts';
 
 const outDir = process.argv[2];

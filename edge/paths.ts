@@ -1,8 +1,8 @@
-// Every public URL the documents mention, derived once from the configured origins. Templates refer
-// to these by name ({{AUTH_MD_URL}}, …), so no URL is typed by hand in more than one place.
-import type { Config } from '../lib/config.ts';
+// Every public path of both hosts, and the URLs the documents mention, derived once from the
+// configured origins. The document templates refer to these by name ({{AUTH_MD_URL}}, …), so no URL
+// is typed by hand in more than one place.
 
-/** Paths on the site host {base_url}: the documents this module renders plus the edge's routes. */
+/** Paths on the site host {base_url}: the edge's routes and the documents the renderer writes. */
 export const SITE_PATHS = {
   HOME: '/',
   OPENAPI: '/openapi.json',
@@ -17,7 +17,7 @@ export const SITE_PATHS = {
   API_DOCS: '/api-docs',
   ROBOTS: '/robots.txt',
   SITEMAP: '/sitemap.xml',
-  // Served by the edge server (issue 4), only linked from here.
+  // Served by the edge server itself.
   AGENT_CARD: '/.well-known/agent-card.json',
   INDEX_MD: '/index.md',
   SITE_API: '/api/',
@@ -44,7 +44,7 @@ export function skillPath(name: string): string {
 export type UrlName = `${keyof typeof SITE_PATHS}_URL` | `API_${keyof typeof API_PATHS}_URL` | 'SITE_URL' | 'API_URL';
 
 /** Absolute URLs by template name: SITE_PATHS.X -> X_URL, API_PATHS.X -> API_X_URL. */
-export function publicUrls(cfg: Pick<Config, 'siteUrl' | 'apiUrl'>): Record<UrlName, string> {
+export function publicUrls(cfg: { siteUrl: string; apiUrl: string }): Record<UrlName, string> {
   const urls: Record<string, string> = { SITE_URL: cfg.siteUrl, API_URL: cfg.apiUrl };
   for (const [name, p] of Object.entries(SITE_PATHS)) urls[`${name}_URL`] = cfg.siteUrl + p;
   for (const [name, p] of Object.entries(API_PATHS)) urls[`API_${name}_URL`] = cfg.apiUrl + p;

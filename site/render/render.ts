@@ -2,16 +2,16 @@
 // api-docs, robots.txt, sitemap.xml) into `outDir` from one configuration: the public URLs, the
 // current anon key, the public signing key and the policy's last-updated date. The sources are the
 // templates under site/documents; every URL comes from ./urls.ts. Called at start-up by
-// scripts/lib/nginx.ts and by `npm run build:site -- <outDir>` for deployment.
+// the local stack and by `npm run build:site -- <outDir>` for deployment.
 import { createHash } from 'node:crypto';
 import { mkdirSync, readdirSync, readFileSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
-import { loadEnv, ROOT_DIR, type Config } from '../lib/config.ts';
+import { loadEnv, ROOT_DIR, type Config } from '../../scripts/lib/config.ts';
 import { renderApiDocs } from './apidocs.ts';
 import { API_HOST_DOCUMENTS, SITE_DOCUMENTS } from './documents.ts';
 import { publicSigningJwk } from './signing.ts';
 import { fillJson, fillText, type Vars } from './templates.ts';
-import { API_PATHS, publicUrls, SITE_PATHS, skillPath } from './urls.ts';
+import { API_PATHS, publicUrls, SITE_PATHS, skillPath } from '../../edge/paths.ts';
 
 export const DOCUMENTS_DIR = path.join(ROOT_DIR, 'site', 'documents');
 
