@@ -1,77 +1,132 @@
-// The shapes the edge publishes. The figures themselves come from landing_stats()/landing_health()
-// unchanged (SQL is the one truth); these schemas only check what arrived and describe
-// it to MCP clients. Objects are loose because the published record is abridged: a field the SQL
-// adds later passes through instead of being dropped or rejected.
+// The record contract: every field the service publishes, its type and what it means, once. The
+// figures come from landing_stats()/landing_health() unchanged (SQL is the one truth); these
+// schemas check what arrived, give MCP its output schemas, and generate the OpenAPI component
+// schemas (contractSchemas). The top-level records are open, because the published record is
+// abridged: a field the SQL adds later passes through. The nested objects are closed.
 import { z } from 'zod';
 
-const usd = z.number().nullable();
-const date = z.string().nullable();
-const timestamp = z.string().nullable();
+/** Named schemas of the contract: each becomes #/components/schemas/<id> in the OpenAPI document. */
+export const contract = z.registry<{ id: string }>();
+
+const date = z.iso.date();
+const timestamp = z.iso.datetime();
+const count = z.int().min(0);
+
+export const DailyPayoutSchema = z.object({
+  date: date.describe("Payout date (UTC). The payout settled at 00:00 UTC and covers the prior day's activity."),
+  usd: z.number().min(0).describe('Gross reward payout for that night, USD. Gross reward income, not profit.'),
+}).describe('One settled night.').register(contract, { id: 'DailyPayout' });
+
+export const CapitalSchema = z.object({
+  cash_usd: z.number().describe('Cash held, USD.'),
+  inventory_usd: z.number().describe('Value of filled inventory, USD.'),
+  positions: count.describe('Count of positions.'),
+  at_stake_usd: z.number().describe('Total capital at stake, USD: cash plus inventory.'),
+  as_of: timestamp.describe('Time of the snapshot (ISO 8601 UTC).'),
+}).describe('Capital snapshot.').register(contract, { id: 'Capital' });
+
+export const ReturnsSchema = z.object({
+  window_days: z.int().min(1).describe('Length of the window in days (15 by default).'),
+  from_date: date.nullable().describe('Window start: to_date - window_days + 1.'),
+  to_date: date.nullable().describe('Window end: last_night_date.'),
+  rewards_usd: z.number().nullable().describe('Reward income in the window, USD.'),
+  trading_costs_usd: z.number().nullable().describe('Cost of unwinding filled inventory in the window, USD (signed: a gain from unwinding is a negative cost); null when no cost is recorded in the window.'),
+  net_usd: z.number().nullable().describe('Rewards minus costs, USD; may be negative.'),
+  rewards_vs_costs: z.number().nullable().describe('Ratio of rewards to costs; null when costs are zero or negative.'),
+  gross_yield_pct: z.number().nullable().describe('Gross yield over the window, percent of the mean capital at stake. Covers window_days only: never annualise it.'),
+  net_yield_pct: z.number().nullable().describe('Net yield over the window, percent; may be negative. Never annualised.'),
+}).describe('Trailing-window returns. The window ends at last_night_date; every field but window_days is null before the first payout, and the yields are null without a capital base.').register(contract, { id: 'Returns' });
 
 export const StatsRecordSchema = z.looseObject({
-  updated_at: timestamp.describe('Latest time a published figure changed (ISO 8601 UTC); cite it'),
-  daily: z.array(z.looseObject({ date: z.string(), usd: z.number() }))
-    .describe('Gross reward payouts of the last 16 settled nights, oldest first'),
-  last_night_usd: usd.describe('Gross reward payout of the latest settled night, USD'),
-  last_night_date: date.describe('UTC date of that payout'),
-  accrued_today_usd: z.number().describe("In-progress estimate of today's accrual, USD; settles tonight"),
-  accrued_today_markets: z.number().int(),
-  markets_quoted_24h: z.number().int(),
-  total_usd: usd.describe('Gross payouts since since_date, USD'),
-  since_date: date,
-  best_day_usd: usd,
-  capital: z.looseObject({
-    cash_usd: z.number(),
-    inventory_usd: z.number(),
-    positions: z.number().int(),
-    at_stake_usd: z.number(),
-    as_of: z.string(),
-  }).nullable(),
-  returns: z.looseObject({
-    window_days: z.number().int(),
-    from_date: date,
-    to_date: date,
-    rewards_usd: usd,
-    trading_costs_usd: usd,
-    net_usd: usd,
-    rewards_vs_costs: z.number().nullable(),
-    gross_yield_pct: z.number().nullable().describe('Over window_days only; never annualise'),
-    net_yield_pct: z.number().nullable(),
-  }),
+  updated_at: timestamp.nullable().describe('Time the figures were produced: the latest time a published figure changed (ISO 8601 UTC); null before any data. Cite it when reporting the figures.'),
+  daily: z.array(DailyPayoutSchema).max(16).describe('Payouts of the last 16 settled nights, oldest first; empty before any payout.'),
+  last_night_usd: z.number().min(0).nullable().describe('Payout of the latest settled night, USD (gross).'),
+  last_night_date: date.nullable().describe('Date of that night (UTC).'),
+  accrued_today_usd: z.number().min(0).describe("In-progress estimate of today's accrual, USD; grows through the day and settles tonight. 0 when none yet today. An estimate: never compare it with a settled night."),
+  accrued_today_markets: count.describe('Number of markets accruing today; 0 when none yet today.'),
+  markets_quoted_24h: count.describe('Markets quoted in the last 24 hours; 0 when the latest observation is older than 24 hours.'),
+  total_usd: z.number().min(0).nullable().describe('All-time gross payout total since since_date, USD.'),
+  since_date: date.nullable().describe('Date from which the totals count.'),
+  best_day_usd: z.number().min(0).nullable().describe('Highest single-night gross payout, USD.'),
+  capital: CapitalSchema.nullable().describe('Capital snapshot; null when there is none.'),
+  returns: ReturnsSchema,
   data_source: z.enum(['polymarket', 'import', 'demo']).nullable()
-    .describe('"demo" means the figures are demo data, not real results'),
-});
+    .describe('Where the figures come from; "demo" means demo data, not the real account; null before any data.'),
+}).describe('The stats record (abridged: further top-level fields may appear). "No data" is null, never a made-up zero, except today\'s accrual and breadth, which are 0 when there is nothing for today.').register(contract, { id: 'StatsRecord' });
 export type StatsRecord = z.infer<typeof StatsRecordSchema>;
 
+export const HealthDataSchema = z.object({
+  last_payout_date: date.nullable().describe('Date of the latest payout; null before any.'),
+  payout_age_days: count.nullable().describe('Age of that payout in days.'),
+  fresh: z.boolean().describe('Payout data freshness (age at most 1 day by default).'),
+  last_accrual_at: timestamp.nullable().describe('Time of the latest accrual; null before any.'),
+  accrual_age_minutes: count.nullable().describe('Age of that accrual in whole minutes, rounded down.'),
+  accrual_fresh: z.boolean().describe('Accrual data freshness (age at most 15 minutes by default).'),
+}).describe('Data freshness.').register(contract, { id: 'HealthData' });
+
+export const WriterLivenessSchema = z.object({
+  last_heartbeat_at: timestamp.nullable().describe('Time of the latest heartbeat; null before any.'),
+  alive: z.boolean().describe('Whether the writer is alive (heartbeat under 5 minutes old by default).'),
+}).describe('Liveness of the process that writes the data.').register(contract, { id: 'WriterLiveness' });
+
 export const HealthRecordSchema = z.looseObject({
-  status: z.string().describe('"ok", "degraded" or "down"'),
-  checked_at: z.string(),
-  data: z.looseObject({
-    last_payout_date: date,
-    payout_age_days: z.number().int().nullable(),
-    fresh: z.boolean(),
-    last_accrual_at: timestamp,
-    accrual_age_minutes: z.number().int().nullable(),
-    accrual_fresh: z.boolean(),
-  }).nullable(),
-  writer: z.looseObject({
-    last_heartbeat_at: timestamp,
-    alive: z.boolean(),
-  }).nullable(),
-});
+  status: z.enum(['ok', 'degraded', 'down'])
+    .describe('"ok" when payouts and accruals are fresh and the writer is alive; "degraded" otherwise; "down" when the database cannot be reached.'),
+  checked_at: timestamp.describe('Time of the check (ISO 8601 UTC).'),
+  data: HealthDataSchema.nullable().describe('Data freshness; null when down.'),
+  writer: WriterLivenessSchema.nullable().describe('Writer liveness; null when down.'),
+}).describe('The health record. Read status, not the HTTP status code.').register(contract, { id: 'HealthRecord' });
 export type HealthRecord = z.infer<typeof HealthRecordSchema>;
 
-const AttributionSchema = z.object({ name: z.string(), url: z.string(), cite: z.string() });
+const AttributionSchema = z.object({
+  name: z.string().describe("The service's name."),
+  url: z.url().describe("The service's address ({base_url})."),
+  cite: z.string().describe('How to cite the figures, including updated_at.'),
+}).describe("Who to credit: the service's name and address, with a sentence asking to cite updated_at.");
 
 /** What /api/stats, MCP get_stats, the A2A data part and the page all publish. */
 export const PublishedStatsSchema = StatsRecordSchema.extend({
   attribution: AttributionSchema,
-  notes: z.record(z.string(), z.string()),
-});
+  notes: z.record(z.string(), z.string()).describe('The reporting rules of the figures in plain words, by topic.'),
+}).describe('The stats record plus attribution and plain-words notes on the reporting rules.').register(contract, { id: 'SiteStatsRecord' });
 export type PublishedStats = z.infer<typeof PublishedStatsSchema>;
 
 /** The health record plus whether the API host answered at all. */
 export const PublishedHealthSchema = HealthRecordSchema.extend({
-  api_host_reachable: z.boolean().describe('false when the edge could not reach the API host'),
-});
+  api_host_reachable: z.boolean().nullable()
+    .describe("false when the API host could not be reached; null when the site's application server itself is not answering."),
+}).describe("The health record plus whether the site host's edge reached the API host.").register(contract, { id: 'SiteHealthRecord' });
 export type PublishedHealth = z.infer<typeof PublishedHealthSchema>;
+
+type JsonSchema = Record<string, unknown>;
+
+/**
+ * The JSON Schema zod writes, in the form an OpenAPI 3.1 reader expects: "T or null" as a type list,
+ * no per-component $schema/$id, and none of the noise zod adds (format patterns, the integer range
+ * of a double, an empty additionalProperties of an open object).
+ */
+function tidy(node: unknown): unknown {
+  if (Array.isArray(node)) return node.map(tidy);
+  if (node === null || typeof node !== 'object') return node;
+  const out: JsonSchema = {};
+  for (const [key, value] of Object.entries(node)) {
+    if (key === '$schema' || key === '$id') continue;
+    if (key === 'pattern' && 'format' in node) continue;
+    if ((key === 'maximum' || key === 'minimum') && Math.abs(value as number) === Number.MAX_SAFE_INTEGER) continue;
+    if (key === 'additionalProperties' && value && typeof value === 'object' && Object.keys(value).length === 0) continue;
+    out[key] = tidy(value);
+  }
+  const anyOf = out.anyOf as JsonSchema[] | undefined;
+  if (anyOf?.length === 2 && anyOf[1]?.type === 'null' && typeof anyOf[0]?.type === 'string') {
+    const { anyOf: _, ...rest } = out;
+    const inner = anyOf[0];
+    return { ...inner, ...rest, type: [inner.type, 'null'], ...(inner.enum ? { enum: [...(inner.enum as unknown[]), null] } : {}) };
+  }
+  return out;
+}
+
+/** The contract's named schemas as OpenAPI components, referring to each other by #/components/schemas/<id>. */
+export function contractSchemas(): Record<string, JsonSchema> {
+  const { schemas } = z.toJSONSchema(contract, { target: 'draft-2020-12', uri: (id) => `#/components/schemas/${id}` });
+  return tidy(schemas) as Record<string, JsonSchema>;
+}

@@ -12,6 +12,7 @@ import { API_HOST_DOCUMENTS, SITE_DOCUMENTS } from './documents.ts';
 import { publicSigningJwk } from './signing.ts';
 import { fillJson, fillText, type Vars } from './templates.ts';
 import { API_PATHS, publicUrls, SITE_PATHS, skillPath } from '../../edge/paths.ts';
+import { contractSchemas } from '../../edge/records.ts';
 
 export const DOCUMENTS_DIR = path.join(ROOT_DIR, 'site', 'documents');
 
@@ -79,6 +80,12 @@ function jsonTemplate(file: string, vars: Vars): unknown {
   return fillJson(JSON.parse(readFileSync(source(file), 'utf8')), vars, file);
 }
 
+/** The OpenAPI document with the record schemas generated from the edge's record contract. */
+function withContract(openapi: unknown): unknown {
+  const doc = openapi as { components: { schemas: Record<string, unknown> } };
+  return { ...doc, components: { ...doc.components, schemas: { ...doc.components.schemas, ...contractSchemas() } } };
+}
+
 function textTemplate(file: string, vars: Vars): string {
   return fillText(readFileSync(source(file), 'utf8'), vars, file);
 }
@@ -107,7 +114,7 @@ export function renderSiteDocuments(cfg: DocumentsConfig, outDir: string, option
     files.set(doc.file, body);
   };
 
-  const openapi = json(jsonTemplate('openapi.json', vars));
+  const openapi = json(withContract(jsonTemplate('openapi.json', vars)));
   put(SITE_PATHS.OPENAPI, openapi);
   put(SITE_PATHS.API_CATALOG, json(jsonTemplate('well-known/api-catalog.json', vars)));
   put(SITE_PATHS.PRM, json(jsonTemplate('well-known/oauth-protected-resource.json', { ...vars, RESOURCE: urls.SITE_URL })));
