@@ -3,7 +3,18 @@
 // built per request; the figures come from the shared cache.
 import { McpServer } from '@modelcontextprotocol/sdk/server/mcp.js';
 import { WebStandardStreamableHTTPServerTransport } from '@modelcontextprotocol/sdk/server/webStandardStreamableHttp.js';
-import { ErrorCode, McpError, type CallToolResult } from '@modelcontextprotocol/sdk/types.js';
+import { Client } from '@modelcontextprotocol/sdk/client/index.js';
+import { InMemoryTransport } from '@modelcontextprotocol/sdk/inMemory.js';
+import {
+  ErrorCode,
+  LATEST_PROTOCOL_VERSION,
+  McpError,
+  type CallToolResult,
+  type Implementation,
+  type Resource,
+  type ServerCapabilities,
+  type Tool,
+} from '@modelcontextprotocol/sdk/types.js';
 import { AjvJsonSchemaValidator } from '@modelcontextprotocol/sdk/validation/ajv';
 import type { EdgeConfig } from './config.ts';
 import type { Figures } from './figures.ts';
@@ -26,7 +37,7 @@ const unavailable = (): CallToolResult => ({
   content: [{ type: 'text', text: 'The statistics are unavailable right now (the API host or its database did not answer). Call get_health for the status, and retry in a minute.' }],
 });
 
-function buildServer(cfg: EdgeConfig, figures: Figures): McpServer {
+function buildServer(cfg: Pick<EdgeConfig, 'siteUrl'>, figures: Figures): McpServer {
   const server = new McpServer(
     { name: MCP_SERVER_NAME, title: `${SERVICE_NAME} (alpha)`, version: MCP_SERVER_VERSION, websiteUrl: cfg.siteUrl },
     { instructions: mcpInstructions(cfg), jsonSchemaValidator: sharedValidator },
@@ -63,6 +74,43 @@ function buildServer(cfg: EdgeConfig, figures: Figures): McpServer {
     return { contents: [{ uri: uri.href, mimeType: 'application/json', text: stats.body }] };
   });
   return server;
+}
+
+/** What the server card states about the server: taken from a live server, so the two cannot disagree. */
+export interface McpCardFacts {
+  protocolVersion: string;
+  serverInfo: Implementation;
+  capabilities: ServerCapabilities;
+  instructions: string | undefined;
+  tools: Tool[];
+  resources: Resource[];
+}
+
+/** Starts this server in memory, asks it what it is as a client would, and stops it. */
+export async function mcpCardFacts(siteUrl: string): Promise<McpCardFacts> {
+  // Listing runs no tool, so the figures are never read.
+  const noFigures: Figures = {
+    stats: () => Promise.reject(new Error('not read while listing')),
+    health: () => Promise.reject(new Error('not read while listing')),
+  };
+  const server = buildServer({ siteUrl }, noFigures);
+  const client = new Client({ name: 'server-card', version: MCP_SERVER_VERSION });
+  const [clientSide, serverSide] = InMemoryTransport.createLinkedPair();
+  await server.connect(serverSide);
+  await client.connect(clientSide);
+  try {
+    return {
+      protocolVersion: LATEST_PROTOCOL_VERSION,
+      serverInfo: client.getServerVersion()!,
+      capabilities: client.getServerCapabilities()!,
+      instructions: client.getInstructions(),
+      tools: (await client.listTools()).tools,
+      resources: (await client.listResources()).resources,
+    };
+  } finally {
+    await client.close();
+    await server.close();
+  }
 }
 
 type RpcMessage = { jsonrpc?: string; id?: unknown; error?: RpcError };

@@ -48,7 +48,7 @@ export function disclaimer(demo: boolean): string {
   return demo ? DEMO_DISCLAIMER : RULES.disclaimer;
 }
 
-export function citeSentence(cfg: EdgeConfig): string {
+export function citeSentence(cfg: Pick<EdgeConfig, 'siteUrl'>): string {
   return `Attribute "${SERVICE_NAME}" (${cfg.siteUrl}) and include updated_at when you report these figures.`;
 }
 
@@ -64,7 +64,7 @@ export function notesFor(record: StatsRecord, cfg: EdgeConfig): Record<string, s
 }
 
 /** MCP server instructions: read by the model before it calls anything. */
-export function mcpInstructions(cfg: EdgeConfig): string {
+export function mcpInstructions(cfg: Pick<EdgeConfig, 'siteUrl'>): string {
   return [
     `${SERVICE_NAME} (alpha, read-only): public aggregate statistics of one liquidity-reward market-making account.`,
     'Tools: get_stats (payouts, accrual, totals, capital, returns) and get_health (data freshness and writer liveness). Resource stats://latest holds the latest stats record.',

@@ -78,7 +78,7 @@ function siteHostVars(cfg: Config): Record<string, string> {
  * Renders the configuration into `prefix` (wiping the previous rendering and cache), and has
  * `writeDocuments` fill the site root it serves the static documents from.
  */
-export function renderNginx(cfg: Config, prefix: string, writeDocuments: (siteRoot: string) => void): string {
+export async function renderNginx(cfg: Config, prefix: string, writeDocuments: (siteRoot: string) => Promise<void> | void): Promise<string> {
   rmSync(prefix, { recursive: true, force: true });
   for (const dir of ['conf.d', 'snippets', 'njs', 'cache', 'tmp', 'html']) mkdirSync(path.join(prefix, dir), { recursive: true });
   const vars = nginxVars(cfg, prefix);
@@ -90,7 +90,7 @@ export function renderNginx(cfg: Config, prefix: string, writeDocuments: (siteRo
   for (const dir of ['snippets', 'njs']) {
     for (const file of readdirSync(path.join(NGINX_DIR, dir))) writeFileSync(path.join(prefix, dir, file), readFileSync(path.join(NGINX_DIR, dir, file)));
   }
-  writeDocuments(vars.SITE_ROOT!);
+  await writeDocuments(vars.SITE_ROOT!);
   return path.join(prefix, 'nginx.conf');
 }
 
@@ -106,10 +106,10 @@ function unprivilegedIds(prefix: string): { uid?: number; gid?: number } {
   return { uid, gid };
 }
 
-export async function startNginx(cfg: Config, log: Log, writeDocuments: (siteRoot: string) => void): Promise<Child> {
+export async function startNginx(cfg: Config, log: Log, writeDocuments: (siteRoot: string) => Promise<void> | void): Promise<Child> {
   const binary = findNginx();
   const prefix = path.join(cfg.dataDir, 'nginx');
-  const conf = renderNginx(cfg, prefix, writeDocuments);
+  const conf = await renderNginx(cfg, prefix, writeDocuments);
   const ids = unprivilegedIds(prefix);
   // The njs module (which counts the API host's apikey headers), loaded before the configuration.
   const globals = ['-g', `load_module ${findNjsModule()};`];

@@ -11,7 +11,7 @@ if (!outDir) {
 }
 try {
   const cfg = configFromEnv(loadEnv(), ['ANON_KEY', 'HTTP_SIG_PRIVATE_KEY']);
-  renderSiteDocuments(cfg, path.resolve(outDir));
+  await renderSiteDocuments(cfg, path.resolve(outDir));
   console.log(`Rendered the site documents for ${cfg.siteUrl} (API host ${cfg.apiUrl}) into ${path.resolve(outDir)}.`);
 } catch (error) {
   console.error(`build:site failed: ${(error as Error).message}`);

@@ -12,6 +12,7 @@ import { API_HOST_DOCUMENTS, SITE_DOCUMENTS } from './documents.ts';
 import { publicSigningJwk } from './signing.ts';
 import { fillJson, fillText, type Vars } from './templates.ts';
 import { API_PATHS, publicUrls, SITE_PATHS, skillPath } from '../../edge/paths.ts';
+import { mcpCardFacts, MCP_SERVER_VERSION, type McpCardFacts } from '../../edge/mcp.ts';
 import { contractSchemas } from '../../edge/records.ts';
 
 export const DOCUMENTS_DIR = path.join(ROOT_DIR, 'site', 'documents');
@@ -20,8 +21,6 @@ export const DOCUMENTS_DIR = path.join(ROOT_DIR, 'site', 'documents');
 export const DEFAULT_POLICY_UPDATED = '2026-11-22';
 /** Content Signals (contentsignals.org) for every robots.txt group: be found and quoted, not trained on. */
 export const CONTENT_SIGNAL = 'search=yes, ai-input=yes, ai-train=no';
-/** Version the MCP server card advertises for the alpha tool endpoint. */
-export const MCP_SERVER_VERSION = '0.1.0-alpha';
 /** Agent Skills Discovery v0.2.0 index schema identifier. */
 export const SKILLS_SCHEMA = 'https://schemas.agentskills.io/discovery/0.2.0/schema.json';
 
@@ -86,6 +85,12 @@ function withContract(openapi: unknown): unknown {
   return { ...doc, components: { ...doc.components, schemas: { ...doc.components.schemas, ...contractSchemas() } } };
 }
 
+/** The server card with what the live MCP server says of itself: its info, capabilities, instructions, tools and resources. */
+function withServerFacts(card: unknown, facts: McpCardFacts): unknown {
+  const { serverInfo, ...rest } = facts;
+  return { ...(card as object), title: serverInfo.title, version: serverInfo.version, serverInfo, ...rest };
+}
+
 function textTemplate(file: string, vars: Vars): string {
   return fillText(readFileSync(source(file), 'utf8'), vars, file);
 }
@@ -102,7 +107,7 @@ export function skillFrontMatter(text: string, origin: string): { name: string; 
   return { name, description };
 }
 
-export function renderSiteDocuments(cfg: DocumentsConfig, outDir: string, options: RenderOptions = {}): void {
+export async function renderSiteDocuments(cfg: DocumentsConfig, outDir: string, options: RenderOptions = {}): Promise<void> {
   const env = loadEnv();
   const policyUpdated = policyUpdatedDate(options.policyUpdated ?? env.POLICY_UPDATED);
   const vars = templateVars(cfg, policyUpdated);
@@ -119,7 +124,7 @@ export function renderSiteDocuments(cfg: DocumentsConfig, outDir: string, option
   put(SITE_PATHS.API_CATALOG, json(jsonTemplate('well-known/api-catalog.json', vars)));
   put(SITE_PATHS.PRM, json(jsonTemplate('well-known/oauth-protected-resource.json', { ...vars, RESOURCE: urls.SITE_URL })));
   put(SITE_PATHS.AS_METADATA, json(jsonTemplate('well-known/oauth-authorization-server.json', vars)));
-  put(SITE_PATHS.MCP_CARD, json(jsonTemplate('well-known/mcp-server-card.json', vars)));
+  put(SITE_PATHS.MCP_CARD, json(withServerFacts(jsonTemplate('well-known/mcp-server-card.json', vars), await mcpCardFacts(cfg.siteUrl))));
   put(SITE_PATHS.SIG_DIRECTORY, json({ keys: [publicSigningJwk(cfg.HTTP_SIG_PRIVATE_KEY)] }));
   put(SITE_PATHS.LLMS_TXT, textTemplate('llms.txt', vars));
   put(SITE_PATHS.AUTH_MD, textTemplate('auth.md', vars));

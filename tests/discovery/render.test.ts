@@ -18,7 +18,9 @@ const SITE = 'https://stats.example.org';
 const API = 'https://api.stats.example.org';
 /** Identifiers of the standards the documents name; everything else must be one of our two origins. */
 const OUTSIDE = ['https://www.rfc-editor.org/info/rfc9727', 'https://static.modelcontextprotocol.io/schemas/v1/server-card.schema.json',
-  'https://schemas.agentskills.io/discovery/0.2.0/schema.json', 'http://www.sitemaps.org/schemas/sitemap/0.9'];
+  'https://schemas.agentskills.io/discovery/0.2.0/schema.json', 'http://www.sitemaps.org/schemas/sitemap/0.9',
+  // the dialect the MCP SDK names in the tools' JSON Schemas
+  'http://json-schema.org/draft-07/schema#'];
 
 let dir: string;
 let cfg: DocumentsConfig;
@@ -31,7 +33,7 @@ beforeAll(async () => {
   dir = mkdtempSync(path.join(tmpdir(), 'site-documents-'));
   const secrets = await completeSecrets({});
   cfg = { siteUrl: SITE, apiUrl: API, ANON_KEY: secrets.ANON_KEY, HTTP_SIG_PRIVATE_KEY: secrets.HTTP_SIG_PRIVATE_KEY, dataDir: path.join(dir, 'data') };
-  renderSiteDocuments(cfg, path.join(dir, 'a'), { policyUpdated: '2026-03-04' });
+  await renderSiteDocuments(cfg, path.join(dir, 'a'), { policyUpdated: '2026-03-04' });
 }, 60_000);
 
 afterAll(() => rmSync(dir, { recursive: true, force: true }));
@@ -76,8 +78,8 @@ describe('renderSiteDocuments', () => {
     }
   });
 
-  it('is deterministic: the same configuration renders the same bytes', () => {
-    renderSiteDocuments(cfg, path.join(dir, 'b'), { policyUpdated: '2026-03-04' });
+  it('is deterministic: the same configuration renders the same bytes', async () => {
+    await renderSiteDocuments(cfg, path.join(dir, 'b'), { policyUpdated: '2026-03-04' });
     const a = files(path.join(dir, 'a'));
     expect(files(path.join(dir, 'b'))).toEqual(a);
     for (const f of a) expect(readFileSync(path.join(dir, 'b', f)).equals(readFileSync(path.join(dir, 'a', f))), f).toBe(true);
@@ -93,7 +95,7 @@ describe('renderSiteDocuments', () => {
 
   it('a new key renders new api-docs and drops the stale cache entry', async () => {
     const rotated = { ...cfg, ANON_KEY: (await completeSecrets({})).ANON_KEY };
-    renderSiteDocuments(rotated, path.join(dir, 'c'), { policyUpdated: '2026-03-04' });
+    await renderSiteDocuments(rotated, path.join(dir, 'c'), { policyUpdated: '2026-03-04' });
     const html = readFileSync(path.join(dir, 'c', 'api-docs.html'), 'utf8');
     expect(html).toContain(rotated.ANON_KEY);
     expect(html).not.toContain(cfg.ANON_KEY);

@@ -170,7 +170,7 @@ describe('MCP server card (SEP-2127 core + SEP-1649 members)', () => {
     expect(`${body.title} ${body.description}`.toLowerCase()).toContain('alpha');
   });
 
-  it('matches what the live endpoint says about itself (serverInfo, tools)', async () => {
+  it('states exactly what the live endpoint says about itself (serverInfo, capabilities, instructions, tools, resources)', async () => {
     const { body: card } = await getJson(`${site()}/.well-known/mcp/server-card.json`);
     const rpc = async (method: string, params: object) => {
       const res = await get(`${site()}/mcp`, {
@@ -185,10 +185,11 @@ describe('MCP server card (SEP-2127 core + SEP-1649 members)', () => {
     };
     const init = await rpc('initialize', { protocolVersion: card.protocolVersion, capabilities: {}, clientInfo: { name: 'discovery-tests', version: '1.0.0' } });
     expect(init.protocolVersion).toBe(card.protocolVersion);
-    expect(init.serverInfo).toMatchObject({ name: card.serverInfo.name, version: card.serverInfo.version });
-    expect(Object.keys(init.capabilities)).toEqual(expect.arrayContaining(Object.keys(card.capabilities)));
-    const listed = await rpc('tools/list', {});
-    expect(listed.tools.map((t: { name: string }) => t.name).sort()).toEqual(card.tools.map((t: { name: string }) => t.name).sort());
+    expect(init.serverInfo).toEqual(card.serverInfo);
+    expect(init.capabilities).toEqual(card.capabilities);
+    expect(init.instructions).toBe(card.instructions);
+    expect((await rpc('tools/list', {})).tools).toEqual(card.tools);
+    expect((await rpc('resources/list', {})).resources).toEqual(card.resources);
   });
 });
 
