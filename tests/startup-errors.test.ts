@@ -79,7 +79,7 @@ describe('start-up errors', () => {
     const probeUrl = adminUrl.replace(/\/postgres$/, '/migration_probe');
     await withClient(probeUrl, (c) => c.query('create schema stats'));
     await expect(migrate(probeUrl, () => {}, dir)).rejects.toThrow(
-      /^A migration failed \(relation "no_such_table" does not exist\); nothing of it was applied\. Fix the SQL under sql\/migrations and start again\.$/);
+      /^A migration failed \(relation "no_such_table" does not exist\); nothing of it was applied\. Fix the SQL under supabase\/migrations and start again\.$/);
     const left = await withClient(probeUrl, (c) => c.query(`select to_regclass('stats.half_done') as t`));
     expect(left.rows[0].t).toBeNull();
   });

@@ -1,4 +1,4 @@
-// docker-compose's one-shot `migrate` service: applies sql/migrations (forward only) to DATABASE_URL
+// docker-compose's one-shot `migrate` service: applies supabase/migrations (forward only) to DATABASE_URL
 // and sets the login roles' passwords from the environment, then exits.
 import { migrate, setLoginPasswords } from '../lib/database.ts';
 

@@ -1,6 +1,7 @@
 // The database: embedded Postgres under the data directory (or an existing server named by
-// DATABASE_URL), the migrations in sql/migrations, and the login roles' passwords.
-import { chmodSync, cpSync, existsSync, mkdirSync, readFileSync, realpathSync, renameSync, rmSync } from 'node:fs';
+// DATABASE_URL), the migration history in supabase/migrations, the declared schema in sql/, and the
+// login roles' passwords.
+import { chmodSync, cpSync, existsSync, mkdirSync, readdirSync, readFileSync, realpathSync, renameSync, rmSync } from 'node:fs';
 import { registerHooks } from 'node:module';
 import path from 'node:path';
 import { pathToFileURL } from 'node:url';
@@ -64,7 +65,10 @@ function loadEmbeddedPostgres(): Promise<EmbeddedPostgresClass> {
   return embeddedPostgres;
 }
 
-export const MIGRATIONS_DIR = path.join(ROOT_DIR, 'sql', 'migrations');
+/** The one migration history: plain SQL, applied by node-pg-migrate here and by the Supabase CLI for hosting. */
+export const MIGRATIONS_DIR = path.join(ROOT_DIR, 'supabase', 'migrations');
+/** The database as it should be, declared object by object; new migrations are diffed against it. */
+export const DECLARED_DIR = path.join(ROOT_DIR, 'sql');
 
 export interface Database {
   /** Superuser connection string (migrations, tests). */
@@ -187,8 +191,31 @@ export async function openDatabase(cfg: Config, log: Log, supervise: Supervise):
   };
 }
 
+/**
+ * Databases migrated before the history moved to supabase/migrations recorded each migration under
+ * its old name, <epoch-ms>_<name>; the same migration is now <UTC YYYYMMDDHHMMSS>_<name>. Renamed in
+ * place, so the runner sees them as applied.
+ */
+async function renameRecordedMigrations(adminUrl: string): Promise<void> {
+  const client = new pg.Client({ connectionString: adminUrl });
+  await client.connect();
+  try {
+    const table = (await client.query(`select to_regclass('pgmigrations.pgmigrations') as t`)).rows[0].t;
+    if (!table) return;
+    const { rows } = await client.query<{ id: number; name: string }>(`select id, name from pgmigrations.pgmigrations where name ~ '^[0-9]{13}_'`);
+    for (const row of rows) {
+      const [, ms, rest] = /^(\d{13})_(.+)$/.exec(row.name)!;
+      const stamp = new Date(Number(ms)).toISOString().replace(/\D/g, '').slice(0, 14);
+      await client.query(`update pgmigrations.pgmigrations set name = $1 where id = $2`, [`${stamp}_${rest}`, row.id]);
+    }
+  } finally {
+    await client.end();
+  }
+}
+
 export async function migrate(adminUrl: string, log: Log, dir = MIGRATIONS_DIR): Promise<void> {
   try {
+    await renameRecordedMigrations(adminUrl);
     await runner({
       databaseUrl: adminUrl,
       dir,
@@ -202,7 +229,27 @@ export async function migrate(adminUrl: string, log: Log, dir = MIGRATIONS_DIR):
       logger: { debug: () => {}, info: (m: string) => { if (/Migrating|MIGRATION/.test(m)) log(m.trim()); }, warn: log, error: log },
     });
   } catch (error) {
-    throw new Error(`A migration failed (${(error as Error).message}); nothing of it was applied. Fix the SQL under sql/migrations and start again.`);
+    throw new Error(`A migration failed (${(error as Error).message}); nothing of it was applied. Fix the SQL under supabase/migrations and start again.`);
+  }
+}
+
+/** Applies the declared schema (every file of sql/, in name order) to an empty database, in one transaction. */
+export async function applyDeclared(adminUrl: string): Promise<void> {
+  const client = new pg.Client({ connectionString: adminUrl });
+  await client.connect();
+  try {
+    await client.query('begin');
+    for (const file of readdirSync(DECLARED_DIR).filter((f) => f.endsWith('.sql')).sort()) {
+      await client.query(readFileSync(path.join(DECLARED_DIR, file), 'utf8')).catch((error: Error) => {
+        throw new Error(`sql/${file}: ${error.message}`);
+      });
+    }
+    await client.query('commit');
+  } catch (error) {
+    await client.query('rollback').catch(() => {});
+    throw error;
+  } finally {
+    await client.end();
   }
 }
 

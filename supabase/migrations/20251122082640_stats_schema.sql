@@ -1,5 +1,3 @@
--- Generated from sql/migrations/1763800000000_stats_schema.sql by `npm run build:supabase`; edit that file, not this one.
-
 -- Private data schema `stats`. Nothing here is reachable by `anon`; the public surface is the
 -- two functions of the next migration. Roles and grants live in one place: *_roles_and_grants.sql.
 

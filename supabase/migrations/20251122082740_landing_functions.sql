@@ -1,5 +1,3 @@
--- Generated from sql/migrations/1763800060000_landing_functions.sql by `npm run build:supabase`; edit that file, not this one.
-
 -- Every published figure is defined here, once. The edge, MCP and A2A layers only
 -- reshape what these functions return.
 --

@@ -1,5 +1,3 @@
--- Generated from sql/migrations/1763800120000_roles_and_grants.sql by `npm run build:supabase`; edit that file, not this one.
-
 -- Every role and every grant of the service, in one place.
 --   stats_owner    NOLOGIN  owns the stats schema and the two SECURITY DEFINER functions
 --   anon           NOLOGIN  what a request with the public key runs as: EXECUTE on two functions

@@ -1,5 +1,3 @@
--- Generated from sql/migrations/1763800300000_writer_quoted_markets_and_cost_audit.sql by `npm run build:supabase`; edit that file, not this one.
-
 -- Markets the account quoted, for the rolling 24-hour breadth. Only a keyed digest of each market
 -- (an HMAC under a secret that only the writer holds) and when it was last quoted are kept, so no
 -- row names a market, and nobody without the writer's secret can tell which market a row stands for.

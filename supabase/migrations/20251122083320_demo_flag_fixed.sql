@@ -1,5 +1,3 @@
--- Generated from sql/migrations/1763800400000_demo_flag_fixed.sql by `npm run build:supabase`; edit that file, not this one.
-
 -- Whether a row is demo is fixed when the row is written. The writer purges demo rows (purge_demo
 -- deletes `where is_demo`), so a writer able to flip the flag on a real row could then delete it:
 -- no update may change the flag, and the writer's upserts never try to.

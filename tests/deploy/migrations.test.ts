@@ -3,7 +3,7 @@
 import { readdirSync } from 'node:fs';
 import { runner } from 'node-pg-migrate';
 import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
-import { MIGRATIONS_DIR } from '../../scripts/lib/database.ts';
+import { migrate, MIGRATIONS_DIR } from '../../scripts/lib/database.ts';
 import { withClient } from '../support/db.ts';
 
 const { adminUrl } = inject('stack');
@@ -50,5 +50,16 @@ describe('migration chain', () => {
     }
     const stats = await withClient(scratchUrl, async (c) => (await c.query(`select stats.stats_at('2026-01-02T12:00:00Z') as s`)).rows[0].s);
     expect(stats).toMatchObject({ last_night_usd: 11.25, total_usd: 21.75, accrued_today_usd: 3.5, markets_quoted_24h: 9, capital: { at_stake_usd: 1000 } });
+  });
+
+  it('recognises a database migrated under the earlier names (<epoch-ms>_<name>) as up to date', async () => {
+    // The chain above left every migration applied; record them as an earlier release did.
+    await withClient(scratchUrl, (c) => c.query(`
+      update pgmigrations.pgmigrations set name = (extract(epoch from to_timestamp(left(name, 14), 'YYYYMMDDHH24MISS') at time zone 'UTC') * 1000)::bigint || substr(name, 15)`));
+    const old = await withClient(scratchUrl, async (c) => (await c.query(`select name from pgmigrations.pgmigrations order by id`)).rows.map((r) => r.name as string));
+    expect(old[0]).toMatch(/^\d{13}_stats_schema$/);
+    await migrate(scratchUrl, () => {});
+    const names = await withClient(scratchUrl, async (c) => (await c.query(`select name from pgmigrations.pgmigrations order by id`)).rows.map((r) => `${r.name as string}.sql`));
+    expect(names).toEqual(readdirSync(MIGRATIONS_DIR).filter((f) => f.endsWith('.sql')).sort());
   });
 });

@@ -1,25 +1,29 @@
-// supabase/ is generated from sql/ (one source) and exposes only the public schema.
+// supabase/migrations is the one migration history, and what it builds is what sql/ declares.
+// The Supabase project exposes only the public schema.
 import { readdirSync, readFileSync } from 'node:fs';
 import path from 'node:path';
-import { describe, expect, it } from 'vitest';
+import { describe, expect, inject, it } from 'vitest';
 import { parse as parseToml } from 'smol-toml';
 import { ROOT_DIR } from '../../scripts/lib/config.ts';
-import { SUPABASE_MIGRATIONS_DIR, supabaseMigrations } from '../../scripts/deploy/supabase-migrations.ts';
+import { MIGRATIONS_DIR } from '../../scripts/lib/database.ts';
+import { schemaDifference } from '../../scripts/lib/schema-diff.ts';
+
+const { adminUrl } = inject('stack');
 
 describe('supabase/', () => {
-  it('holds exactly the migrations generated from sql/migrations (run `npm run build:supabase` after changing sql/)', () => {
-    const expected = supabaseMigrations();
-    const actual = new Map(readdirSync(SUPABASE_MIGRATIONS_DIR).map((f) => [f, readFileSync(path.join(SUPABASE_MIGRATIONS_DIR, f), 'utf8')]));
-    expect([...actual.keys()].sort()).toEqual([...expected.keys()].sort());
-    for (const [name, content] of expected) expect(actual.get(name), name).toBe(content);
-  });
-
-  it('names migrations as the Supabase CLI does and keeps no down section', () => {
-    for (const [name, content] of supabaseMigrations()) {
+  it('holds the one migration history, named as the Supabase CLI names migrations, plain SQL without runner markers', () => {
+    const files = readdirSync(MIGRATIONS_DIR);
+    expect(files.length).toBeGreaterThan(0);
+    for (const name of files) {
       expect(name).toMatch(/^\d{14}_[a-z0-9_]+\.sql$/);
-      expect(content).not.toMatch(/down migration/i);
+      expect(readFileSync(path.join(MIGRATIONS_DIR, name), 'utf8')).not.toMatch(/^\s*--[\s-]*(up|down)\s+migration/im);
     }
   });
+
+  it('gives, migration by migration, exactly the schema sql/ declares (privileges included)', async () => {
+    const logged: string[] = [];
+    expect(await schemaDifference(adminUrl, (line) => logged.push(line))).toBe('');
+  }, 60_000);
 
   it('exposes the public schema only, with sign-ups and anonymous sign-ins off', () => {
     const config = parseToml(readFileSync(path.join(ROOT_DIR, 'supabase', 'config.toml'), 'utf8')) as Record<string, Record<string, unknown>>;

@@ -1,22 +1,13 @@
--- Up Migration
--- Every published figure is defined here, once. The edge, MCP and A2A layers only
--- reshape what these functions return.
+-- Every published figure of the stats record is defined here, once. The edge, MCP and A2A layers
+-- only reshape what it returns.
 --
--- stats.stats_at(now) and stats.health_at(now) take the clock as an argument so tests can pin it;
--- public.landing_stats() and public.landing_health() call them with now().
--- Conventions: today = the UTC date of now; amounts keep full precision and are rounded to cents
--- once, at the end (round(numeric, 2): half away from zero); "no data" is null, never a made-up zero.
--- Every lookup of a time series is a limit-1 probe or a range bound on the primary key, so the cost
--- stays flat however much history accumulates. Generic plans: every statement is planned once per
--- connection, not on every call (the plans are the same whatever the clock says).
-
--- ISO 8601 UTC with a Z, whatever the session's TimeZone is. No SET clause, so the planner can
--- inline it; it names only pg_catalog, qualified.
-create function stats.iso(ts timestamptz) returns text
-language sql stable parallel safe as $$
-  select pg_catalog.to_char(pg_catalog.timezone('UTC', ts), 'YYYY-MM-DD"T"HH24:MI:SS"Z"')
-$$;
-
+-- stats.stats_at(now) takes the clock as an argument so tests can pin it; public.landing_stats()
+-- calls it with now(). Conventions: today = the UTC date of now; amounts keep full precision and are
+-- rounded to cents once, at the end (round(numeric, 2): half away from zero); "no data" is null,
+-- never a made-up zero. Every lookup of a time series is a limit-1 probe or a range bound on the
+-- primary key, so the cost stays flat however much history accumulates. Generic plans: every
+-- statement is planned once per connection, not on every call (the plans are the same whatever the
+-- clock says).
 create function stats.stats_at(p_now timestamptz) returns json
 language plpgsql stable set search_path = '' set plan_cache_mode = force_generic_plan as $$
 declare
@@ -127,63 +118,5 @@ begin
     'returns', v_returns,
     'data_source', v_source);
 end $$;
-
-create function stats.health_at(p_now timestamptz) returns json
-language plpgsql stable set search_path = '' set plan_cache_mode = force_generic_plan as $$
-declare
-  cfg stats.settings;
-  today date := (p_now at time zone 'UTC')::date;
-  v_payout date;
-  v_payout_age integer;
-  v_accrual timestamptz;
-  v_accrual_age integer;
-  v_heartbeat timestamptz;
-  v_fresh boolean;
-  v_accrual_fresh boolean;
-  v_alive boolean;
-begin
-  select * into cfg from stats.settings;
-  select max(p.date) into v_payout from stats.payout p where p.date <= today;
-  select max(a.observed_at) into v_accrual from stats.accrual a where a.observed_at <= p_now;
-  select max(h.at) into v_heartbeat from stats.heartbeat h where h.at <= p_now;
-
-  v_payout_age := today - v_payout;
-  v_accrual_age := floor(extract(epoch from p_now - v_accrual) / 60)::integer;
-  v_fresh := coalesce(v_payout_age <= cfg.payout_fresh_days, false);
-  v_accrual_fresh := coalesce(v_accrual_age <= cfg.accrual_fresh_minutes, false);
-  v_alive := coalesce(p_now - v_heartbeat < make_interval(mins => cfg.writer_alive_minutes), false);
-
-  return json_build_object(
-    'status', case when v_fresh and v_accrual_fresh and v_alive then 'ok' else 'degraded' end,
-    'checked_at', stats.iso(p_now),
-    'data', json_build_object(
-      'last_payout_date', v_payout,
-      'payout_age_days', v_payout_age,
-      'fresh', v_fresh,
-      'last_accrual_at', stats.iso(v_accrual),
-      'accrual_age_minutes', v_accrual_age,
-      'accrual_fresh', v_accrual_fresh),
-    'writer', json_build_object(
-      'last_heartbeat_at', stats.iso(v_heartbeat),
-      'alive', v_alive));
-end $$;
-
--- The public surface: exactly these two functions, exposed by PostgREST under /rpc.
-create function public.landing_stats() returns json
-language sql stable security definer set search_path = '' as $$
-  select stats.stats_at(now())
-$$;
-comment on function public.landing_stats() is 'Public stats record: gross reward payouts, today''s accrual estimate, breadth, totals, capital, trailing returns.';
-
-create function public.landing_health() returns json
-language sql stable security definer set search_path = '' as $$
-  select stats.health_at(now())
-$$;
-comment on function public.landing_health() is 'Data freshness and writer liveness.';
-
--- Down Migration
-drop function public.landing_health();
-drop function public.landing_stats();
-drop function stats.health_at(timestamptz);
-drop function stats.stats_at(timestamptz);
-drop function stats.iso(timestamptz);
+alter function stats.stats_at(timestamptz) owner to stats_owner;
+grant execute on function stats.stats_at(timestamptz) to stats_writer;

@@ -1,0 +1,42 @@
+-- The health record: data freshness and writer liveness, by the thresholds in stats.settings.
+create function stats.health_at(p_now timestamptz) returns json
+language plpgsql stable set search_path = '' set plan_cache_mode = force_generic_plan as $$
+declare
+  cfg stats.settings;
+  today date := (p_now at time zone 'UTC')::date;
+  v_payout date;
+  v_payout_age integer;
+  v_accrual timestamptz;
+  v_accrual_age integer;
+  v_heartbeat timestamptz;
+  v_fresh boolean;
+  v_accrual_fresh boolean;
+  v_alive boolean;
+begin
+  select * into cfg from stats.settings;
+  select max(p.date) into v_payout from stats.payout p where p.date <= today;
+  select max(a.observed_at) into v_accrual from stats.accrual a where a.observed_at <= p_now;
+  select max(h.at) into v_heartbeat from stats.heartbeat h where h.at <= p_now;
+
+  v_payout_age := today - v_payout;
+  v_accrual_age := floor(extract(epoch from p_now - v_accrual) / 60)::integer;
+  v_fresh := coalesce(v_payout_age <= cfg.payout_fresh_days, false);
+  v_accrual_fresh := coalesce(v_accrual_age <= cfg.accrual_fresh_minutes, false);
+  v_alive := coalesce(p_now - v_heartbeat < make_interval(mins => cfg.writer_alive_minutes), false);
+
+  return json_build_object(
+    'status', case when v_fresh and v_accrual_fresh and v_alive then 'ok' else 'degraded' end,
+    'checked_at', stats.iso(p_now),
+    'data', json_build_object(
+      'last_payout_date', v_payout,
+      'payout_age_days', v_payout_age,
+      'fresh', v_fresh,
+      'last_accrual_at', stats.iso(v_accrual),
+      'accrual_age_minutes', v_accrual_age,
+      'accrual_fresh', v_accrual_fresh),
+    'writer', json_build_object(
+      'last_heartbeat_at', stats.iso(v_heartbeat),
+      'alive', v_alive));
+end $$;
+alter function stats.health_at(timestamptz) owner to stats_owner;
+grant execute on function stats.health_at(timestamptz) to stats_writer;
