@@ -29,14 +29,22 @@ async function startOnce(app: string, env: Record<string, string>): Promise<stri
   child.stdout.on('data', (c: Buffer) => { out += c.toString(); });
   child.stderr.on('data', (c: Buffer) => { out += c.toString(); });
   const exited = new Promise<number | null>((resolve) => child.on('exit', (code) => resolve(code)));
+  const within = <T>(ms: number, what: string, promise: Promise<T>) => Promise.race([
+    promise,
+    new Promise<never>((_, reject) => setTimeout(() => reject(new Error(`${what} took over ${ms / 1000} s; it said:\n${out}`)), ms)),
+  ]);
   try {
-    for (let i = 0; i < 900 && !out.includes('is running') && child.exitCode === null; i++) await new Promise((r) => setTimeout(r, 100));
+    for (let i = 0; i < 1200 && !out.includes('is running') && child.exitCode === null; i++) await new Promise((r) => setTimeout(r, 100));
     expect(out, out).toContain('is running');
-    const stats = await (await fetch(`http://127.0.0.1:${env.SITE_PORT}/api/stats`)).json() as Record<string, unknown>;
+    const stats = await within(15_000, 'GET /api/stats', fetch(`http://127.0.0.1:${env.SITE_PORT}/api/stats`).then((r) => r.json())) as Record<string, unknown>;
     expect(stats.data_source).toBe('demo');
   } finally {
     child.kill('SIGTERM');
-    expect(await exited, out).toBe(0);
+    const code = await within(30_000, 'stopping on SIGTERM', exited).catch((error: Error) => {
+      child.kill('SIGKILL');
+      throw error;
+    });
+    expect(code, out).toBe(0);
   }
   return out;
 }

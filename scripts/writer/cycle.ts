@@ -101,6 +101,8 @@ export async function runLoop(ctx: CycleContext, opts: { intervalMs: number; hea
   if (opts.signal.aborted) stop.abort();
   let realData: store.RealDataPresent | undefined;
   const sleep = (ms: number) => new Promise<void>((resolve) => {
+    // A stop that came during the step has fired already: its listener would never run.
+    if (stop.signal.aborted) return resolve();
     const timer = setTimeout(resolve, ms);
     stop.signal.addEventListener('abort', () => { clearTimeout(timer); resolve(); }, { once: true });
   });

@@ -415,6 +415,22 @@ describe('the writer against the documented Polymarket', () => {
     expect(result.lines.map((l) => l.msg)).toEqual(expect.arrayContaining(['writer running', 'cycle done', 'SIGTERM: stopping after the current step', 'writer stopped']));
   }, 30_000);
 
+  it('stops `run` promptly on a SIGTERM that arrives during a step, not an interval later', async () => {
+    // The accrual read hangs for 2 s, so the SIGTERM lands while the cycle is under way.
+    fake.fail('/rewards/user/total', { status: 0, delayMs: 2000 });
+    const run = startCli(['run'], env);
+    run.child.stdin!.end();
+    for (let i = 0; i < 300 && !run.stdout().includes('"writer running"'); i++) await new Promise((r) => setTimeout(r, 50));
+    await new Promise((r) => setTimeout(r, 300));
+    const signalled = Date.now();
+    run.child.kill('SIGTERM');
+    const result = await run.result;
+    runs.push(result);
+    expect(result.code).toBe(0);
+    expect(Date.now() - signalled).toBeLessThan(5000);
+    expect(result.lines.map((l) => l.msg)).toEqual(expect.arrayContaining(['SIGTERM: stopping after the current step', 'writer stopped']));
+  }, 30_000);
+
   it('never lets addresses, credentials, condition ids or order ids reach the logs, the database or the API', async () => {
     const a = fake.account;
     const secrets = [a.address, a.funder, a.apiKey, a.secret, a.passphrase, ...a.orders.map((o) => o.id), ...a.orders.map((o) => o.market),
