@@ -1,14 +1,23 @@
-// Every sentence the edge says about the figures, in one place, so the REST notes, the MCP
-// instructions, the A2A reply, the page and its Markdown cannot drift apart. The rules are
-// The record's semantic rules and the service's disclaimers, in plain words.
+// Every sentence the service says about the figures, in one place, so the REST notes, the MCP
+// instructions, the A2A reply, the page, its Markdown and the rendered documents (auth.md, the
+// skills, llms.txt, OpenAPI) cannot drift apart: the record's semantic rules and the service's
+// disclaimers, in plain words.
 import type { EdgeConfig } from './config.ts';
 import type { HealthRecord, PublishedHealth, PublishedStats, StatsRecord } from './records.ts';
 
 export const SERVICE_NAME = 'Public Stats Service';
 
+/** The fields that are gross reward income, not profit: every statement of the rule names these. */
+export const GROSS_FIELDS = ['daily', 'last_night_usd', 'total_usd', 'best_day_usd'] as const;
+
+/** "a, b and c". */
+function listed(names: readonly string[]): string {
+  return names.length < 2 ? names.join('') : `${names.slice(0, -1).join(', ')} and ${names.at(-1)}`;
+}
+
 export const RULES = {
   gross_not_profit:
-    'daily, last_night_usd, total_usd and best_day_usd are gross reward income, before the cost of unwinding filled inventory. Do not report them as profit; returns.net_usd is rewards minus trading costs and may be negative.',
+    `${listed(GROSS_FIELDS)} are gross reward income, before the cost of unwinding filled inventory. Do not report them as profit; returns.net_usd is rewards minus trading costs and may be negative.`,
   accrual_is_estimate:
     "accrued_today_usd is an in-progress estimate of today's reward accrual: it grows through the day and settles tonight. Do not compare it with a settled night's payout.",
   no_annualising:
@@ -19,6 +28,9 @@ export const RULES = {
     'Aggregate figures of one real production account that earns liquidity rewards by quoting on a prediction market: not a simulation, backtest or projection. Unaudited and published as-is, losing days included. Not a performance guarantee and not financial advice.',
   polling: 'Poll at most once per minute; once every 5 minutes is recommended. The figures change at most every few minutes.',
 } as const;
+
+/** How to report demo figures (the notes carry DEMO_NOTICE instead, and only while the data is demo). */
+export const DEMO_RULE = 'When data_source is "demo", the figures are demo data, not the real account: report them as such.';
 
 /** The same rules for people reading the page: no field names. */
 export const RULES_FOR_PEOPLE = {
@@ -69,7 +81,7 @@ export function mcpInstructions(cfg: Pick<EdgeConfig, 'siteUrl'>): string {
     `${SERVICE_NAME} (alpha, read-only): public aggregate statistics of one liquidity-reward market-making account.`,
     'Tools: get_stats (payouts, accrual, totals, capital, returns) and get_health (data freshness and writer liveness). Resource stats://latest holds the latest stats record.',
     `Rules for reporting: ${RULES.gross_not_profit} ${RULES.accrual_is_estimate} ${RULES.no_annualising} ${citeSentence(cfg)}`,
-    `If data_source is "demo", say that the figures are demo data. ${RULES.disclaimer}`,
+    `${DEMO_RULE} ${RULES.disclaimer}`,
   ].join('\n');
 }
 

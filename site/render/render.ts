@@ -14,6 +14,7 @@ import { fillJson, fillText, type Vars } from './templates.ts';
 import { API_PATHS, publicUrls, SITE_PATHS, skillPath } from '../../edge/paths.ts';
 import { mcpCardFacts, MCP_SERVER_VERSION, type McpCardFacts } from '../../edge/mcp.ts';
 import { contractSchemas } from '../../edge/records.ts';
+import { citeSentence, DEMO_RULE, RULES } from '../../edge/texts.ts';
 
 export const DOCUMENTS_DIR = path.join(ROOT_DIR, 'site', 'documents');
 
@@ -67,6 +68,15 @@ export function templateVars(cfg: DocumentsConfig, policyUpdated: string): Vars 
     POLICY_UPDATED: policyUpdated,
     CONTENT_SIGNAL,
     MCP_SERVER_NAME: mcpServerName(cfg.siteUrl),
+    // The reporting rules, worded once (edge/texts.ts) for every document that states them.
+    RULE_GROSS_NOT_PROFIT: RULES.gross_not_profit,
+    RULE_ACCRUAL_IS_ESTIMATE: RULES.accrual_is_estimate,
+    RULE_NO_ANNUALISING: RULES.no_annualising,
+    RULE_DATES: RULES.dates,
+    RULE_DISCLAIMER: RULES.disclaimer,
+    RULE_POLLING: RULES.polling,
+    RULE_CITE: citeSentence(cfg),
+    RULE_DEMO: DEMO_RULE,
     MCP_SERVER_VERSION,
   };
 }

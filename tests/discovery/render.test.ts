@@ -13,6 +13,7 @@ import { completeSecrets } from '../../scripts/lib/keys.ts';
 import { API_HOST_DOCUMENTS, SITE_DOCUMENTS } from '../../site/render/documents.ts';
 import { mcpServerName, policyUpdatedDate, renderSiteDocuments, type DocumentsConfig } from '../../site/render/render.ts';
 import { fillText } from '../../site/render/templates.ts';
+import { DEMO_RULE, GROSS_FIELDS, RULES } from '../../edge/texts.ts';
 
 const SITE = 'https://stats.example.org';
 const API = 'https://api.stats.example.org';
@@ -57,6 +58,16 @@ describe('renderSiteDocuments', () => {
       }
     }
     expect(readFileSync(path.join(dir, 'a', 'api-docs.html'), 'utf8')).toContain(`${SITE}/auth.md`);
+  });
+
+  it('states the reporting rules in the words of the one module that holds them, naming every gross field', () => {
+    const read = (f: string) => readFileSync(path.join(dir, 'a', f), 'utf8');
+    const openapiDescription = (JSON.parse(read('openapi.json')) as { info: { description: string } }).info.description;
+    for (const [name, text] of [['auth.md', read('auth.md')], ['llms.txt', read('llms.txt')],
+      ['report-public-stats skill', read('.well-known/agent-skills/report-public-stats/SKILL.md')], ['openapi.json', openapiDescription]]) {
+      for (const rule of [RULES.gross_not_profit, RULES.accrual_is_estimate, RULES.no_annualising, DEMO_RULE]) expect(text, name).toContain(rule);
+    }
+    for (const field of GROSS_FIELDS) expect(RULES.gross_not_profit).toContain(field);
   });
 
   it('publishes the key and the policy date, never the private signing key', () => {
