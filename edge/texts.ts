@@ -105,6 +105,28 @@ export function orNone(value: string | null | undefined): string {
   return value ?? 'none yet';
 }
 
+export interface KeyFigure {
+  label: string;
+  /** The record field the value comes from (the page marks it up with it). */
+  field: string;
+  value: number | null;
+  shown: string;
+  note?: string;
+}
+
+/** The page's key figures, in order, for the HTML and the Markdown alike. */
+export function keyFigures(s: PublishedStats): KeyFigure[] {
+  const c = s.capital;
+  return [
+    { label: `Last night's payout${s.last_night_date ? ` (${s.last_night_date})` : ''}`, field: 'last_night_usd', value: s.last_night_usd, shown: money(s.last_night_usd), note: 'Gross reward income, before trading costs' },
+    { label: "Today's accrual (estimate)", field: 'accrued_today_usd', value: s.accrued_today_usd, shown: money(s.accrued_today_usd), note: `Estimate in progress across ${count(s.accrued_today_markets)} markets; settles tonight` },
+    { label: `Total since ${orNone(s.since_date)}`, field: 'total_usd', value: s.total_usd, shown: money(s.total_usd), note: 'Gross payouts' },
+    { label: 'Best night', field: 'best_day_usd', value: s.best_day_usd, shown: money(s.best_day_usd) },
+    { label: 'Markets quoted (24 h)', field: 'markets_quoted_24h', value: s.markets_quoted_24h, shown: count(s.markets_quoted_24h) },
+    { label: 'Capital at stake', field: 'at_stake_usd', value: c?.at_stake_usd ?? null, shown: money(c?.at_stake_usd), note: c ? `as of ${c.as_of}` : 'No snapshot yet' },
+  ];
+}
+
 /** A plain-words summary that respects the rules; used by MCP, A2A and the Markdown page. */
 export function statsSummary(s: PublishedStats): string {
   const r = s.returns;

@@ -2,7 +2,7 @@
 // script is the optional WebMCP registration). Inline CSS and SVG, no external assets.
 import type { EdgeConfig } from '../config.ts';
 import type { PublishedHealth, PublishedStats } from '../records.ts';
-import { count, DEMO_NOTICE, disclaimer, lede, money, orNone, percent, RULES, RULES_FOR_PEOPLE, SERVICE_NAME } from '../texts.ts';
+import { count, DEMO_NOTICE, disclaimer, keyFigures, lede, money, orNone, percent, RULES, RULES_FOR_PEOPLE, SERVICE_NAME, type KeyFigure } from '../texts.ts';
 import { nightsChart } from './chart.ts';
 import { esc } from './escape.ts';
 import { DISCOVERY_DOCUMENTS, ENDPOINTS } from './links.ts';
@@ -22,7 +22,7 @@ table{border-collapse:collapse;width:100%}th,td{text-align:left;padding:.25rem .
 code{background:var(--panel);padding:0 .2rem;border-radius:.2rem;overflow-wrap:anywhere}footer{margin:2rem 0 1rem;color:var(--muted);font-size:.9rem}
 `;
 
-function figure(label: string, field: string, value: number | null, shown: string, note = ''): string {
+function figure({ label, field, value, shown, note }: KeyFigure): string {
   const data = value === null ? `<span data-field="${field}">${esc(shown)}</span>` : `<data data-field="${field}" value="${value}">${esc(shown)}</data>`;
   return `<div><dt>${esc(label)}</dt><dd>${data}${note ? `<span class="note">${esc(note)}</span>` : ''}</dd></div>`;
 }
@@ -59,12 +59,7 @@ function statsSections(s: PublishedStats): string {
   return `
 <section aria-labelledby="h-figures"><h2 id="h-figures">Key figures</h2>
 <dl class="figures">
-${figure(`Last night's payout${s.last_night_date ? ` (${s.last_night_date})` : ''}`, 'last_night_usd', s.last_night_usd, money(s.last_night_usd), 'Gross reward income, before trading costs')}
-${figure("Today's accrual (estimate)", 'accrued_today_usd', s.accrued_today_usd, money(s.accrued_today_usd), `Estimate in progress across ${count(s.accrued_today_markets)} markets; settles tonight`)}
-${figure(`Total since ${orNone(s.since_date)}`, 'total_usd', s.total_usd, money(s.total_usd), 'Gross payouts')}
-${figure('Best night', 'best_day_usd', s.best_day_usd, money(s.best_day_usd))}
-${figure('Markets quoted (24 h)', 'markets_quoted_24h', s.markets_quoted_24h, count(s.markets_quoted_24h))}
-${figure('Capital at stake', 'at_stake_usd', c?.at_stake_usd ?? null, money(c?.at_stake_usd), c ? `as of ${c.as_of}` : 'No snapshot yet')}
+${keyFigures(s).map(figure).join('\n')}
 </dl>
 <p>Last night's payout <strong>${esc(money(s.last_night_usd))}</strong>${s.last_night_date ? ` settled on <time datetime="${esc(s.last_night_date)}">${esc(s.last_night_date)}</time>` : ''}. ${esc(RULES_FOR_PEOPLE.accrual_is_estimate)}</p>
 </section>

@@ -1,7 +1,7 @@
 // The landing page as Markdown, for agents that ask for text/markdown on `/` (and at /index.md):
 // the same content as the HTML, minus the chart, plus the links an agent needs next.
 import type { EdgeConfig } from '../config.ts';
-import { count, DEMO_NOTICE, disclaimer, lede, money, orNone, percent, RULES, SERVICE_NAME } from '../texts.ts';
+import { count, DEMO_NOTICE, disclaimer, keyFigures, lede, money, orNone, percent, RULES, SERVICE_NAME } from '../texts.ts';
 import type { PageInput } from './html.ts';
 import { DISCOVERY_DOCUMENTS, ENDPOINTS } from './links.ts';
 
@@ -15,11 +15,7 @@ export function renderMarkdown({ stats: s, health }: PageInput, cfg: EdgeConfig)
       `Figures updated at: ${orNone(s.updated_at)}`, '',
       '## Key figures', '',
       '| Figure | Value |', '|---|---|',
-      `| Last night's payout (${orNone(s.last_night_date)}), gross | ${money(s.last_night_usd)} |`,
-      `| Today's accrual, estimate in progress (${count(s.accrued_today_markets)} markets) | ${money(s.accrued_today_usd)} |`,
-      `| Total gross payouts since ${orNone(s.since_date)} | ${money(s.total_usd)} |`,
-      `| Best night | ${money(s.best_day_usd)} |`,
-      `| Markets quoted in the last 24 h | ${count(s.markets_quoted_24h)} |`,
+      ...keyFigures(s).map((f) => `| ${f.label}${f.note ? ` (${f.note})` : ''} | ${f.shown} |`),
       '',
       `## The last ${s.daily.length} nights`, '',
       '| Date | Gross payout |', '|---|---:|',
