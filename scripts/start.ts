@@ -37,8 +37,14 @@ for (const signal of ['SIGINT', 'SIGTERM', 'SIGHUP'] as const) process.on(signal
 const parent = process.ppid;
 setInterval(() => { if (process.ppid !== parent) void shutdown('parent exited', 0); }, 1000).unref();
 // A fault of this process itself is reported in one line, and still stops the children.
+// Output to a terminal or parent that has gone away fails (EPIPE); that is no fault of the service,
+// and reporting it would write to the same closed pipe again: such errors are dropped.
+for (const stream of [process.stdout, process.stderr]) stream.on('error', () => {});
+let faulted = false;
 for (const event of ['uncaughtException', 'unhandledRejection'] as const) {
   process.on(event, (error: unknown) => {
+    if (faulted) return;
+    faulted = true;
     console.error(`Internal error (${error instanceof Error ? error.message : String(error)}): the service is stopping; start it again, and report this line if it repeats.`);
     void shutdown('internal error', 1);
   });

@@ -172,6 +172,32 @@ describe('npm start as a service', () => {
     for (const g of recorded()) expect(groupMembers(g.pgid)).toEqual([]);
   }, 240_000);
 
+  it('keeps serving, idle, once its output pipes have closed (a parent or terminal gone), and still stops cleanly', async () => {
+    const run = await start();
+    const pid = run.child.pid!;
+    const cpuSeconds = () => {
+      const stat = readFileSync(`/proc/${pid}/stat`, 'utf8');
+      const [utime, stime] = stat.slice(stat.lastIndexOf(')') + 2).split(' ').slice(11, 13).map(Number);
+      return (utime! + stime!) / 100;
+    };
+    run.child.stdout!.destroy();
+    run.child.stderr!.destroy();
+    // Something to say: a part dies and is restarted, which is logged to the closed pipe.
+    const edge = recorded().find((g) => g.name === 'edge')!;
+    process.kill(edge.pgid, 'SIGKILL');
+    const before = cpuSeconds();
+    await new Promise((r) => setTimeout(r, 4000));
+    expect(run.child.exitCode).toBeNull();
+    expect(cpuSeconds() - before).toBeLessThan(2);
+    expect((await fetch(`http://127.0.0.1:${env.SITE_PORT}/api/health`)).status).toBe(200);
+    const groups = recorded();
+    run.child.kill('SIGTERM');
+    const code = await Promise.race([run.exited, new Promise((r) => setTimeout(() => r('still running'), 30_000))]);
+    if (code === 'still running') run.child.kill('SIGKILL');
+    expect(code).toBe(0);
+    for (const g of groups) expect(groupMembers(g.pgid)).toEqual([]);
+  }, 120_000);
+
   it('gives up on a part that keeps dying, stops the rest and exits non-zero', async () => {
     const run = await start();
     // Every edge that comes up is killed at once: restarts in a row, none lasting a minute.
