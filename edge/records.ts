@@ -48,6 +48,7 @@ export const StatsRecordSchema = z.looseObject({
   total_usd: z.number().min(0).nullable().describe('All-time gross payout total since since_date, USD.'),
   since_date: date.nullable().describe('Date from which the totals count.'),
   best_day_usd: z.number().min(0).nullable().describe('Highest single-night gross payout, USD.'),
+  worst_day_usd: z.number().min(0).nullable().describe('Lowest single-night gross payout since since_date, USD; null before any payout.'),
   capital: CapitalSchema.nullable().describe('Capital snapshot; null when there is none.'),
   returns: ReturnsSchema,
   data_source: z.enum(['polymarket', 'import', 'demo']).nullable()

@@ -8,7 +8,7 @@ import type { HealthRecord, PublishedHealth, PublishedStats, StatsRecord } from 
 export const SERVICE_NAME = 'Public Stats Service';
 
 /** The fields that are gross reward income, not profit: every statement of the rule names these. */
-export const GROSS_FIELDS = ['daily', 'last_night_usd', 'total_usd', 'best_day_usd'] as const;
+export const GROSS_FIELDS = ['daily', 'last_night_usd', 'total_usd', 'best_day_usd', 'worst_day_usd'] as const;
 
 /** "a, b and c". */
 function listed(names: readonly string[]): string {
@@ -35,7 +35,7 @@ export const DEMO_RULE = 'When data_source is "demo", the figures are demo data,
 /** The same rules for people reading the page: no field names. */
 export const RULES_FOR_PEOPLE = {
   gross_not_profit:
-    'Nightly payouts, the total and the best night are gross reward income, before the cost of unwinding filled inventory: they are not profit. The net figure of the returns window subtracts those costs and may be negative.',
+    'Nightly payouts, the total and the best and worst nights are gross reward income, before the cost of unwinding filled inventory: they are not profit. The net figure of the returns window subtracts those costs and may be negative.',
   accrual_is_estimate:
     "Today's accrual is an estimate in progress: it grows through the day and settles tonight, so it is not comparable with a settled night.",
   no_annualising: (days: number) => `The yields cover these ${days} days only; do not annualise them.`,
@@ -122,6 +122,7 @@ export function keyFigures(s: PublishedStats): KeyFigure[] {
     { label: "Today's accrual (estimate)", field: 'accrued_today_usd', value: s.accrued_today_usd, shown: money(s.accrued_today_usd), note: `Estimate in progress across ${count(s.accrued_today_markets)} markets; settles tonight` },
     { label: `Total since ${orNone(s.since_date)}`, field: 'total_usd', value: s.total_usd, shown: money(s.total_usd), note: 'Gross payouts' },
     { label: 'Best night', field: 'best_day_usd', value: s.best_day_usd, shown: money(s.best_day_usd) },
+    { label: 'Worst night', field: 'worst_day_usd', value: s.worst_day_usd, shown: money(s.worst_day_usd) },
     { label: 'Markets quoted (24 h)', field: 'markets_quoted_24h', value: s.markets_quoted_24h, shown: count(s.markets_quoted_24h) },
     { label: 'Capital at stake', field: 'at_stake_usd', value: c?.at_stake_usd ?? null, shown: money(c?.at_stake_usd), note: c ? `as of ${c.as_of}` : 'No snapshot yet' },
   ];
@@ -137,7 +138,7 @@ export function statsSummary(s: PublishedStats): string {
       ? `Last settled night ${s.last_night_date}: ${money(s.last_night_usd)} gross reward payout (before trading costs, not profit).`
       : 'No payout has settled yet.',
     `Today so far: ${money(s.accrued_today_usd)} across ${count(s.accrued_today_markets)} markets, an in-progress estimate that settles tonight (not comparable with a settled night).`,
-    `Gross payouts since ${orNone(s.since_date)}: ${money(s.total_usd)}; best night ${money(s.best_day_usd)} (reward income before trading costs, not profit). Markets quoted in the last 24 h: ${count(s.markets_quoted_24h)}.`,
+    `Gross payouts since ${orNone(s.since_date)}: ${money(s.total_usd)}; best night ${money(s.best_day_usd)}, worst night ${money(s.worst_day_usd)} (reward income before trading costs, not profit). Markets quoted in the last 24 h: ${count(s.markets_quoted_24h)}.`,
     r.to_date
       ? `Returns over the ${r.window_days}-day window ${r.from_date} to ${r.to_date}: rewards ${money(r.rewards_usd)}, trading costs ${money(r.trading_costs_usd)}, net ${money(r.net_usd)}; gross yield ${percent(r.gross_yield_pct)} and net yield ${percent(r.net_yield_pct)} for those ${r.window_days} days only, not annualised.`
       : `Returns window: ${r.window_days} days; no payouts yet.`,

@@ -22,6 +22,7 @@ declare
   v_since date;
   v_total numeric;
   v_best numeric;
+  v_worst numeric;
   v_updated timestamptz;
   v_source text;
   v_returns json;
@@ -41,7 +42,7 @@ begin
 
   -- All-time totals from since_date (setting, else the first payout).
   v_since := coalesce(cfg.since_date, (select min(p.date) from stats.payout p where p.date <= today));
-  select sum(p.usd), max(p.usd) into v_total, v_best
+  select sum(p.usd), max(p.usd), min(p.usd) into v_total, v_best, v_worst
     from stats.payout p where p.date >= v_since and p.date <= today;
 
   -- Today's accrual: the latest snapshot observed today (UTC), never yesterday's.
@@ -109,6 +110,7 @@ begin
     'total_usd', round(v_total, 2),
     'since_date', v_since,
     'best_day_usd', round(v_best, 2),
+    'worst_day_usd', round(v_worst, 2),
     'capital', case when cap.observed_at is not null then json_build_object(
       'cash_usd', round(cap.cash_usd, 2),
       'inventory_usd', round(cap.inventory_usd, 2),

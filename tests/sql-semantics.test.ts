@@ -37,6 +37,7 @@ describe('landing_stats on an empty database', () => {
       total_usd: null,
       since_date: null,
       best_day_usd: null,
+      worst_day_usd: null,
       capital: null,
       returns: {
         window_days: 15, from_date: null, to_date: null, rewards_usd: null, trading_costs_usd: null,
@@ -49,7 +50,7 @@ describe('landing_stats on an empty database', () => {
   it('keeps the published field order', async () => {
     const r = await inRollback((c) => statsAt(c));
     expect(Object.keys(r)).toEqual(['updated_at', 'daily', 'last_night_usd', 'last_night_date', 'accrued_today_usd',
-      'accrued_today_markets', 'markets_quoted_24h', 'total_usd', 'since_date', 'best_day_usd', 'capital', 'returns', 'data_source']);
+      'accrued_today_markets', 'markets_quoted_24h', 'total_usd', 'since_date', 'best_day_usd', 'worst_day_usd', 'capital', 'returns', 'data_source']);
   });
 });
 
@@ -66,6 +67,7 @@ describe('nightly payouts', () => {
     expect(r.last_night_date).toBe('2026-03-10');
     expect(r.total_usd).toBe(210); // 1 + … + 20
     expect(r.best_day_usd).toBe(20);
+    expect(r.worst_day_usd).toBe(1);
     expect(r.since_date).toBe('2026-02-19');
   });
 
@@ -112,6 +114,7 @@ describe('nightly payouts', () => {
     expect(r.since_date).toBe('2026-03-06');
     expect(r.total_usd).toBe(6 + 7 + 8 + 9 + 10);
     expect(r.best_day_usd).toBe(10);
+    expect(r.worst_day_usd).toBe(6); // the lowest night since since_date, not of the whole history
     expect(r.daily).toHaveLength(10); // the history itself is not cut
   });
 });

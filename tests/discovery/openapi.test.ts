@@ -80,7 +80,7 @@ describe('openapi.json as a document', () => {
     const s = openapi.components.schemas;
     const props = (name: string) => Object.keys(s[name].properties).sort();
     expect(props('StatsRecord')).toEqual(['accrued_today_markets', 'accrued_today_usd', 'best_day_usd', 'capital', 'daily', 'data_source',
-      'last_night_date', 'last_night_usd', 'markets_quoted_24h', 'returns', 'since_date', 'total_usd', 'updated_at']);
+      'last_night_date', 'last_night_usd', 'markets_quoted_24h', 'returns', 'since_date', 'total_usd', 'updated_at', 'worst_day_usd']);
     expect(props('Capital')).toEqual(['as_of', 'at_stake_usd', 'cash_usd', 'inventory_usd', 'positions']);
     expect(props('Returns')).toEqual(['from_date', 'gross_yield_pct', 'net_usd', 'net_yield_pct', 'rewards_usd', 'rewards_vs_costs',
       'to_date', 'trading_costs_usd', 'window_days']);
