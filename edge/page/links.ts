@@ -1,5 +1,6 @@
 // The discovery documents the page links to, and the `Link` header of `/` (the agent-readiness
 // scanner's "linkHeaders" check: exactly these five relations, absolute URLs).
+import { SITE_DOCUMENTS } from '../documents.ts';
 import { SITE_PATHS } from '../paths.ts';
 import type { EdgeConfig } from '../config.ts';
 
@@ -8,19 +9,8 @@ export interface DocLink {
   title: string;
 }
 
-export const DISCOVERY_DOCUMENTS: DocLink[] = [
-  { path: SITE_PATHS.OPENAPI, title: 'OpenAPI 3.1 description (carries the public key)' },
-  { path: SITE_PATHS.API_DOCS, title: 'Human-readable API reference' },
-  { path: SITE_PATHS.LLMS_TXT, title: 'Plain-text service summary for language models' },
-  { path: SITE_PATHS.AUTH_MD, title: 'Access policy and the current public key' },
-  { path: SITE_PATHS.API_CATALOG, title: 'API catalog (RFC 9727)' },
-  { path: SITE_PATHS.PRM, title: 'Protected resource metadata (RFC 9728)' },
-  { path: SITE_PATHS.AS_METADATA, title: 'Authorization server metadata (RFC 8414)' },
-  { path: SITE_PATHS.AGENT_CARD, title: 'A2A agent card' },
-  { path: SITE_PATHS.MCP_CARD, title: 'MCP server card' },
-  { path: SITE_PATHS.SKILLS_INDEX, title: 'Agent skills index' },
-  { path: SITE_PATHS.SIG_DIRECTORY, title: 'HTTP message signatures key directory (Ed25519 JWKS)' },
-];
+/** The titled rows of the documents table, in its order. */
+export const DISCOVERY_DOCUMENTS: DocLink[] = SITE_DOCUMENTS.flatMap((d) => (d.title ? [{ path: d.path, title: d.title }] : []));
 
 export const ENDPOINTS: DocLink[] = [
   { path: SITE_PATHS.SITE_STATS, title: 'GET: the stats record as JSON (no key)' },

@@ -52,6 +52,7 @@ export function nginxVars(cfg: Config, prefix: string): Record<string, string> {
     API_LISTEN: `${cfg.bindHost}:${cfg.apiPort}`,
     SITE_LISTEN: `${cfg.bindHost}:${cfg.sitePort}`,
     SITE_ROOT: path.join(prefix, 'html'),
+    SITE_DOCUMENT_LOCATIONS: 'snippets/site-documents.conf',
     POSTGREST_UPSTREAM: `${cfg.bindHost}:${cfg.postgrestPort}`,
     API_MICROCACHE_SECONDS: String(Math.max(cfg.apiMicrocacheSeconds, 1)),
     API_PROXY_CACHE: cfg.apiMicrocacheSeconds > 0 ? 'api_micro' : 'off',
@@ -75,10 +76,13 @@ function siteHostVars(cfg: Config): Record<string, string> {
 }
 
 /**
- * Renders the configuration into `prefix` (wiping the previous rendering and cache), and has
- * `writeDocuments` fill the site root it serves the static documents from.
+ * Writes the static documents into the site root and their nginx locations into `locationsFile`
+ * (included by the site host's server block).
  */
-export async function renderNginx(cfg: Config, prefix: string, writeDocuments: (siteRoot: string) => Promise<void> | void): Promise<string> {
+export type WriteDocuments = (siteRoot: string, locationsFile: string) => Promise<void> | void;
+
+/** Renders the configuration into `prefix` (wiping the previous rendering and cache), documents included. */
+export async function renderNginx(cfg: Config, prefix: string, writeDocuments: WriteDocuments): Promise<string> {
   rmSync(prefix, { recursive: true, force: true });
   for (const dir of ['conf.d', 'snippets', 'njs', 'cache', 'tmp', 'html']) mkdirSync(path.join(prefix, dir), { recursive: true });
   const vars = nginxVars(cfg, prefix);
@@ -90,7 +94,7 @@ export async function renderNginx(cfg: Config, prefix: string, writeDocuments: (
   for (const dir of ['snippets', 'njs']) {
     for (const file of readdirSync(path.join(NGINX_DIR, dir))) writeFileSync(path.join(prefix, dir, file), readFileSync(path.join(NGINX_DIR, dir, file)));
   }
-  await writeDocuments(vars.SITE_ROOT!);
+  await writeDocuments(vars.SITE_ROOT!, path.join(prefix, vars.SITE_DOCUMENT_LOCATIONS!));
   return path.join(prefix, 'nginx.conf');
 }
 
@@ -106,7 +110,7 @@ function unprivilegedIds(prefix: string): { uid?: number; gid?: number } {
   return { uid, gid };
 }
 
-export async function startNginx(cfg: Config, log: Log, writeDocuments: (siteRoot: string) => Promise<void> | void): Promise<Child> {
+export async function startNginx(cfg: Config, log: Log, writeDocuments: WriteDocuments): Promise<Child> {
   const binary = findNginx();
   const prefix = path.join(cfg.dataDir, 'nginx');
   const conf = await renderNginx(cfg, prefix, writeDocuments);

@@ -1,6 +1,7 @@
 // The whole local stack in one call: Postgres, migrations, PostgREST, the edge server, nginx. Used by `npm start`,
 // the tests and the benchmark, so all three run exactly the same thing. Every process is supervised:
 // one that dies is started again, and one that keeps dying ends the stack through onGiveUp.
+import { writeFileSync } from 'node:fs';
 import path from 'node:path';
 import type { Config } from '../lib/config.ts';
 import { openDatabase, type Database } from '../lib/database.ts';
@@ -11,6 +12,7 @@ import { assertPortFree, GroupRecord, type Child, type Log } from '../lib/proces
 import { supervise, type RestartPolicy, type SupervisedPart } from '../lib/supervisor.ts';
 import { openWriterDb } from '../writer/db.ts';
 import { seedDemoHistory } from '../writer/demo.ts';
+import { documentLocations } from '../../site/render/locations.ts';
 import { renderSiteDocuments } from '../../site/render/render.ts';
 
 export interface Stack {
@@ -84,7 +86,10 @@ export async function startStack(cfg: Config, { log, seedDemo, onGiveUp, restart
     // Before nginx, so the site host never proxies to an edge that is not listening yet.
     const edge = await keepRunning('edge', () => startEdge(cfg, log));
     started.push(edge);
-    const nginx = await keepRunning('nginx', () => startNginx(cfg, log, (siteRoot) => renderSiteDocuments(cfg, siteRoot)));
+    const nginx = await keepRunning('nginx', () => startNginx(cfg, log, async (siteRoot, locationsFile) => {
+      await renderSiteDocuments(cfg, siteRoot);
+      writeFileSync(locationsFile, documentLocations());
+    }));
     started.push(nginx);
     return {
       cfg,

@@ -1,8 +1,13 @@
 // `npm run build:site -- <outDir>`: renders the site documents for a deployment (e.g. into the
 // nginx image's document root) from the same configuration `npm start` reads.
+import { mkdirSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
 import { configFromEnv, loadEnv } from '../../scripts/lib/config.ts';
+import { documentLocations } from './locations.ts';
 import { renderSiteDocuments } from './render.ts';
+
+/** Beside the documents, under a path no location serves. */
+const LOCATIONS_DIR = '_nginx';
 
 const outDir = process.argv[2];
 if (!outDir) {
@@ -12,6 +17,9 @@ if (!outDir) {
 try {
   const cfg = configFromEnv(loadEnv(), ['ANON_KEY', 'HTTP_SIG_PRIVATE_KEY']);
   await renderSiteDocuments(cfg, path.resolve(outDir));
+  // The gateway includes the documents' locations from here (SITE_DOCUMENT_LOCATIONS in docker-compose.yml).
+  mkdirSync(path.join(path.resolve(outDir), LOCATIONS_DIR), { recursive: true });
+  writeFileSync(path.join(path.resolve(outDir), LOCATIONS_DIR, 'site-documents.conf'), documentLocations());
   console.log(`Rendered the site documents for ${cfg.siteUrl} (API host ${cfg.apiUrl}) into ${path.resolve(outDir)}.`);
 } catch (error) {
   console.error(`build:site failed: ${(error as Error).message}`);

@@ -1,14 +1,13 @@
-// Renders the site host's static documents (openapi.json, the .well-known set, llms.txt, auth.md,
-// api-docs, robots.txt, sitemap.xml) into `outDir` from one configuration: the public URLs, the
-// current anon key, the public signing key and the policy's last-updated date. The sources are the
-// templates under site/documents; every URL comes from ./urls.ts. Called at start-up by
-// the local stack and by `npm run build:site -- <outDir>` for deployment.
+// Renders the site host's static documents (the rows of edge/documents.ts) into `outDir` from one
+// configuration: the public URLs, the current anon key, the public signing key and the policy's
+// last-updated date. A row with a source is its template under site/documents, filled; the others
+// are built here. Called at start-up by the local stack and by `npm run build:site -- <outDir>`.
 import { createHash } from 'node:crypto';
 import { mkdirSync, readdirSync, readFileSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
 import { loadEnv, ROOT_DIR, type Config } from '../../scripts/lib/config.ts';
 import { renderApiDocs } from './apidocs.ts';
-import { API_HOST_DOCUMENTS, SITE_DOCUMENTS } from './documents.ts';
+import { API_HOST_DOCUMENTS, STATIC_DOCUMENTS } from '../../edge/documents.ts';
 import { publicSigningJwk } from './signing.ts';
 import { fillJson, fillText, type Vars } from './templates.ts';
 import { API_PATHS, publicUrls, SITE_PATHS, skillPath } from '../../edge/paths.ts';
@@ -123,25 +122,22 @@ export async function renderSiteDocuments(cfg: DocumentsConfig, outDir: string, 
   const vars = templateVars(cfg, policyUpdated);
   const urls = publicUrls(cfg);
   const files = new Map<string, string>();
-  const put = (documentPath: string, body: string) => {
-    const doc = SITE_DOCUMENTS.find((d) => d.path === documentPath);
-    if (!doc) throw new Error(`No served document for ${documentPath}.`);
-    files.set(doc.file, body);
-  };
+  const fileOf = (documentPath: string) => STATIC_DOCUMENTS.find((d) => d.path === documentPath)!.file;
 
+  // Documents with a template: filled, JSON kept as JSON.
+  for (const doc of STATIC_DOCUMENTS) {
+    if (!doc.source) continue;
+    files.set(doc.file, doc.source.endsWith('.json') ? json(jsonTemplate(doc.source, vars)) : textTemplate(doc.source, vars));
+  }
+
+  // Documents built from more than a template.
   const openapi = json(withContract(jsonTemplate('openapi.json', vars)));
-  put(SITE_PATHS.OPENAPI, openapi);
-  put(SITE_PATHS.API_CATALOG, json(jsonTemplate('well-known/api-catalog.json', vars)));
-  put(SITE_PATHS.PRM, json(jsonTemplate('well-known/oauth-protected-resource.json', { ...vars, RESOURCE: urls.SITE_URL })));
-  put(SITE_PATHS.AS_METADATA, json(jsonTemplate('well-known/oauth-authorization-server.json', vars)));
-  put(SITE_PATHS.MCP_CARD, json(withServerFacts(jsonTemplate('well-known/mcp-server-card.json', vars), await mcpCardFacts(cfg.siteUrl))));
-  put(SITE_PATHS.SIG_DIRECTORY, json({ keys: [publicSigningJwk(cfg.HTTP_SIG_PRIVATE_KEY)] }));
-  put(SITE_PATHS.LLMS_TXT, textTemplate('llms.txt', vars));
-  put(SITE_PATHS.AUTH_MD, textTemplate('auth.md', vars));
-  put(SITE_PATHS.ROBOTS, textTemplate('robots.txt', vars));
-  put(SITE_PATHS.SITEMAP, textTemplate('sitemap.xml', vars));
-  // The API host describes itself: RFC 9728 wants `resource` to be the origin the metadata URL came from.
+  files.set(fileOf(SITE_PATHS.OPENAPI), openapi);
+  // RFC 9728 wants `resource` to be the origin the metadata URL came from: each host describes itself.
+  files.set(fileOf(SITE_PATHS.PRM), json(jsonTemplate('well-known/oauth-protected-resource.json', { ...vars, RESOURCE: urls.SITE_URL })));
   files.set(API_HOST_DOCUMENTS[0]!.file, json(jsonTemplate('well-known/oauth-protected-resource.json', { ...vars, RESOURCE: urls.API_URL })));
+  files.set(fileOf(SITE_PATHS.MCP_CARD), json(withServerFacts(jsonTemplate('well-known/mcp-server-card.json', vars), await mcpCardFacts(cfg.siteUrl))));
+  files.set(fileOf(SITE_PATHS.SIG_DIRECTORY), json({ keys: [publicSigningJwk(cfg.HTTP_SIG_PRIVATE_KEY)] }));
 
   // Skills: each SKILL.md is rendered first, then listed with the digest of exactly those bytes.
   const skills: SkillEntry[] = [];
@@ -153,10 +149,13 @@ export async function renderSiteDocuments(cfg: DocumentsConfig, outDir: string, 
     files.set(skillPath(name).replace(/^\//, ''), body);
     skills.push({ name, type: 'skill-md', description, url: cfg.siteUrl + skillPath(name), digest: `sha256:${sha256(body)}` });
   }
-  put(SITE_PATHS.SKILLS_INDEX, json({ $schema: SKILLS_SCHEMA, skills }));
+  files.set(fileOf(SITE_PATHS.SKILLS_INDEX), json({ $schema: SKILLS_SCHEMA, skills }));
 
   const cacheDir = options.cacheDir ?? path.join(cfg.dataDir, 'cache', 'site-documents');
-  put(SITE_PATHS.API_DOCS, renderApiDocs(openapi, 'Public Stats Service API reference', cacheDir));
+  files.set(fileOf(SITE_PATHS.API_DOCS), renderApiDocs(openapi, 'Public Stats Service API reference', cacheDir));
+
+  const missing = STATIC_DOCUMENTS.filter((d) => !files.has(d.file)).map((d) => d.path);
+  if (missing.length) throw new Error(`No content for ${missing.join(', ')}: give the row a source, or build it here.`);
 
   for (const [file, body] of files) {
     const target = path.join(outDir, file);

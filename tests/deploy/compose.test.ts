@@ -10,6 +10,7 @@ import { describe, expect, it } from 'vitest';
 import { ROOT_DIR } from '../../scripts/lib/config.ts';
 import { findNginx, findNjsModule, NGINX_DIR, renderTemplate } from '../../scripts/lib/nginx.ts';
 import { envExampleNames } from '../support/env-example.ts';
+import { documentLocations } from '../../site/render/locations.ts';
 
 interface Service {
   image?: string;
@@ -131,6 +132,11 @@ describe('docker-compose.yml', () => {
       vars.SITE_ROOT = path.join(prefix, 'srv');
       vars.NGINX_CACHE_DIR = path.join(prefix, 'cache');
       vars.NGINX_NJS_DIR = path.join(prefix, 'njs');
+      // The site service writes the documents' locations beside them; here, into the prefix.
+      expect(vars.SITE_DOCUMENT_LOCATIONS).toMatch(/^\/srv\/site\//);
+      vars.SITE_DOCUMENT_LOCATIONS = path.join(prefix, 'srv', '_nginx', 'site-documents.conf');
+      mkdirSync(path.dirname(vars.SITE_DOCUMENT_LOCATIONS), { recursive: true });
+      writeFileSync(vars.SITE_DOCUMENT_LOCATIONS, documentLocations());
       for (const file of readdirSync(path.join(NGINX_DIR, 'templates'))) {
         const rendered = renderTemplate(readFileSync(path.join(NGINX_DIR, 'templates', file), 'utf8'), vars);
         const leftover = rendered.match(/\$\{[A-Z][A-Z0-9_]*\}/g);

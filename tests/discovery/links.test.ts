@@ -3,13 +3,11 @@
 // 2xx with the media type the link or the document table promises. What it cannot follow, and
 // why, is listed in the test output (and asserted to be only what is expected to be unfollowable).
 import { afterAll, describe, expect, inject, it } from 'vitest';
-import { SITE_DOCUMENTS } from '../../site/render/documents.ts';
+import { SITE_DOCUMENTS } from '../../edge/documents.ts';
 import { essence, get } from './helpers.ts';
 
-/** Documents whose links are checked; the agent card is the edge server's. */
-const SOURCES = ['/openapi.json', '/.well-known/api-catalog', '/.well-known/oauth-protected-resource', '/.well-known/oauth-authorization-server',
-  '/.well-known/mcp/server-card.json', '/.well-known/agent-skills/index.json', '/.well-known/http-message-signatures-directory',
-  '/llms.txt', '/auth.md', '/robots.txt', '/sitemap.xml', '/.well-known/agent-card.json'];
+/** Documents whose links are checked: every row of the documents table but the API reference page. */
+const SOURCES = SITE_DOCUMENTS.filter((d) => d.path !== '/api-docs').map((d) => d.path);
 
 /** Routes of the edge server and the media type each answers with. */
 const EDGE_ROUTES: Record<string, string> = {

@@ -10,7 +10,7 @@ import { promisify } from 'node:util';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { ROOT_DIR } from '../../scripts/lib/config.ts';
 import { completeSecrets } from '../../scripts/lib/keys.ts';
-import { API_HOST_DOCUMENTS, SITE_DOCUMENTS } from '../../site/render/documents.ts';
+import { API_HOST_DOCUMENTS, STATIC_DOCUMENTS } from '../../edge/documents.ts';
 import { mcpServerName, policyUpdatedDate, renderSiteDocuments, type DocumentsConfig } from '../../site/render/render.ts';
 import { fillText } from '../../site/render/templates.ts';
 import { DEMO_RULE, GROSS_FIELDS, RULES } from '../../edge/texts.ts';
@@ -42,7 +42,7 @@ afterAll(() => rmSync(dir, { recursive: true, force: true }));
 describe('renderSiteDocuments', () => {
   it('writes every served document, each skill, and the API host metadata', () => {
     const written = files(path.join(dir, 'a'));
-    for (const doc of [...SITE_DOCUMENTS, ...API_HOST_DOCUMENTS]) expect(written).toContain(doc.file);
+    for (const doc of [...STATIC_DOCUMENTS, ...API_HOST_DOCUMENTS]) expect(written).toContain(doc.file);
     expect(written.filter((f) => f.endsWith('/SKILL.md')).length).toBeGreaterThan(0);
   });
 
@@ -146,7 +146,7 @@ describe('npm run build:site', () => {
     });
     expect(stdout).toContain(`Rendered the site documents for ${SITE}`);
     const written = files(out);
-    for (const doc of SITE_DOCUMENTS) expect(written).toContain(doc.file);
+    for (const doc of STATIC_DOCUMENTS) expect(written).toContain(doc.file);
     expect(readFileSync(path.join(out, 'auth.md'), 'utf8')).toContain(secrets.ANON_KEY);
     expect(readFileSync(path.join(out, 'auth.md'), 'utf8')).toContain('Last updated: 2026-05-06.');
     const prm = JSON.parse(readFileSync(path.join(out, '.well-known/oauth-protected-resource'), 'utf8'));

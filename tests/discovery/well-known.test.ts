@@ -5,7 +5,7 @@
 import { createHash } from 'node:crypto';
 import { calculateJwkThumbprint } from 'jose';
 import { describe, expect, inject, it } from 'vitest';
-import { API_HOST_DOCUMENTS, SITE_DOCUMENTS } from '../../site/render/documents.ts';
+import { API_HOST_DOCUMENTS, STATIC_DOCUMENTS } from '../../edge/documents.ts';
 import { essence, get, getJson } from './helpers.ts';
 
 const site = () => inject('stack').siteUrl;
@@ -13,8 +13,8 @@ const api = () => inject('stack').apiUrl;
 const isAbsoluteUrl = (value: unknown) => typeof value === 'string' && /^https?:\/\/[^\s#]+$/.test(value);
 
 describe('every document: media type, GET and HEAD, CORS, validators, caching', () => {
-  for (const doc of [...SITE_DOCUMENTS, ...API_HOST_DOCUMENTS]) {
-    const onApiHost = API_HOST_DOCUMENTS.includes(doc);
+  for (const doc of [...STATIC_DOCUMENTS, ...API_HOST_DOCUMENTS]) {
+    const onApiHost = (API_HOST_DOCUMENTS as readonly object[]).includes(doc);
     it(`${onApiHost ? 'API host' : 'site host'} ${doc.path}`, async () => {
       const url = (onApiHost ? api() : site()) + doc.path;
       const res = await get(url);
@@ -22,6 +22,7 @@ describe('every document: media type, GET and HEAD, CORS, validators, caching', 
       expect(res.headers.get('content-type')).toBe(doc.mediaType);
       expect(res.headers.get('access-control-allow-origin')).toBe('*');
       expect(res.headers.get('cache-control')).toBe(doc.cacheControl);
+      for (const [name, value] of Object.entries(doc.headers ?? {})) expect(res.headers.get(name), name).toBe(value);
       const etag = res.headers.get('etag');
       expect(etag).toMatch(/^(W\/)?".+"$/);
       expect(Date.parse(res.headers.get('last-modified') ?? '')).not.toBeNaN();

@@ -9,13 +9,11 @@ import { chromium, type Browser, type Page } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { ROOT_DIR } from '../../scripts/lib/config.ts';
 import { startTestStack, type TestStack } from '../support/stack.ts';
+import { SITE_DOCUMENTS } from '../../edge/documents.ts';
 
 const OUT_DIR = path.join(ROOT_DIR, 'test-output', 'edge');
-const DISCOVERY = [
-  '/openapi.json', '/.well-known/api-catalog', '/.well-known/oauth-protected-resource', '/.well-known/oauth-authorization-server',
-  '/.well-known/agent-card.json', '/.well-known/mcp/server-card.json', '/.well-known/agent-skills/index.json',
-  '/.well-known/http-message-signatures-directory', '/llms.txt', '/auth.md', '/api-docs',
-];
+/** Every titled row of the documents table is linked from the page. */
+const DISCOVERY = SITE_DOCUMENTS.filter((d) => d.title).map((d) => d.path);
 
 /** 20 settled nights of non-demo rows, as an import would leave them. */
 async function importRealLookingData(adminUrl: string): Promise<void> {

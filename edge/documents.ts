@@ -1,0 +1,74 @@
+// The site's documents, one row each: where each is served, what it is rendered from, its media type,
+// cache policy and title. The renderer writes them from here, the site host's nginx locations are
+// generated from here, the page links the titled ones, and the tests request every row. A new
+// document costs its content, one row, and its content test.
+import { API_PATHS, SITE_PATHS } from './paths.ts';
+
+export interface SiteDocument {
+  /** Path on the host. */
+  path: string;
+  /** File under the rendered root; undefined for what the edge server answers itself. */
+  file?: string;
+  /**
+   * Template under site/documents, filled with the named values ({{NAME}}); JSON templates are
+   * parsed, filled and written back as JSON. Undefined when the renderer builds the document
+   * itself (it names those) or the edge serves it.
+   */
+  source?: string;
+  /** Exact Content-Type the host sends. */
+  mediaType: string;
+  /** Cache-Control the host sends. */
+  cacheControl: string;
+  /** Shown in the page's list of documents; untitled rows are served but not listed. */
+  title?: string;
+  /** Further response headers of this document. */
+  headers?: Record<string, string>;
+}
+
+// Documents that carry the public key or the policy are kept short, so a key change reaches
+// clients within minutes; the rest change only with a deployment.
+export const CACHE_SHORT = 'public, max-age=300';
+export const CACHE_LONG = 'public, max-age=3600';
+
+const JSON_TYPE = 'application/json';
+const MARKDOWN = 'text/markdown; charset=utf-8';
+const PLAIN_TEXT = 'text/plain; charset=utf-8';
+const file = (p: string) => p.replace(/^\//, '');
+
+export const SITE_DOCUMENTS: readonly SiteDocument[] = [
+  { path: SITE_PATHS.OPENAPI, file: file(SITE_PATHS.OPENAPI), mediaType: JSON_TYPE, cacheControl: CACHE_SHORT, title: 'OpenAPI 3.1 description (carries the public key)' },
+  {
+    path: SITE_PATHS.API_DOCS, file: 'api-docs.html', mediaType: 'text/html; charset=utf-8', cacheControl: CACHE_SHORT, title: 'Human-readable API reference',
+    // The page is self-contained (inlined scripts): no outside fetch of assets, so it behaves the
+    // same offline; "Try it" may still call the API hosts.
+    headers: { 'Content-Security-Policy': "default-src 'self'; script-src 'self' 'unsafe-inline'; style-src 'self' 'unsafe-inline'; img-src 'self' data:; font-src 'self' data:; connect-src *; frame-ancestors *" },
+  },
+  { path: SITE_PATHS.LLMS_TXT, file: file(SITE_PATHS.LLMS_TXT), source: 'llms.txt', mediaType: PLAIN_TEXT, cacheControl: CACHE_SHORT, title: 'Plain-text service summary for language models' },
+  { path: SITE_PATHS.AUTH_MD, file: file(SITE_PATHS.AUTH_MD), source: 'auth.md', mediaType: MARKDOWN, cacheControl: CACHE_SHORT, title: 'Access policy and the current public key' },
+  {
+    path: SITE_PATHS.API_CATALOG, file: file(SITE_PATHS.API_CATALOG), source: 'well-known/api-catalog.json',
+    mediaType: 'application/linkset+json; profile="https://www.rfc-editor.org/info/rfc9727"', cacheControl: CACHE_LONG, title: 'API catalog (RFC 9727)',
+    // RFC 9727 §2: HEAD (and GET) name the catalog with rel="api-catalog".
+    headers: { Link: `<${SITE_PATHS.API_CATALOG}>; rel="api-catalog"` },
+  },
+  { path: SITE_PATHS.PRM, file: file(SITE_PATHS.PRM), mediaType: JSON_TYPE, cacheControl: CACHE_LONG, title: 'Protected resource metadata (RFC 9728)' },
+  { path: SITE_PATHS.AS_METADATA, file: file(SITE_PATHS.AS_METADATA), source: 'well-known/oauth-authorization-server.json', mediaType: JSON_TYPE, cacheControl: CACHE_LONG, title: 'Authorization server metadata (RFC 8414)' },
+  { path: SITE_PATHS.AGENT_CARD, mediaType: JSON_TYPE, cacheControl: 'public, max-age=3600', title: 'A2A agent card' },
+  { path: SITE_PATHS.MCP_CARD, file: file(SITE_PATHS.MCP_CARD), mediaType: JSON_TYPE, cacheControl: CACHE_LONG, title: 'MCP server card' },
+  { path: SITE_PATHS.SKILLS_INDEX, file: file(SITE_PATHS.SKILLS_INDEX), mediaType: JSON_TYPE, cacheControl: CACHE_LONG, title: 'Agent skills index' },
+  { path: SITE_PATHS.SIG_DIRECTORY, file: file(SITE_PATHS.SIG_DIRECTORY), mediaType: 'application/http-message-signatures-directory+json', cacheControl: CACHE_LONG, title: 'HTTP message signatures key directory (Ed25519 JWKS)' },
+  { path: SITE_PATHS.ROBOTS, file: file(SITE_PATHS.ROBOTS), source: 'robots.txt', mediaType: PLAIN_TEXT, cacheControl: CACHE_LONG },
+  { path: SITE_PATHS.SITEMAP, file: file(SITE_PATHS.SITEMAP), source: 'sitemap.xml', mediaType: 'application/xml', cacheControl: CACHE_LONG },
+];
+
+/** The documents written to the rendered root (everything but what the edge answers itself). */
+export const STATIC_DOCUMENTS = SITE_DOCUMENTS.filter((d): d is SiteDocument & { file: string } => d.file !== undefined);
+
+/** The API host's own protected-resource metadata, rendered under this directory of the root. */
+export const API_HOST_DIR = 'api-host';
+export const API_HOST_DOCUMENTS: readonly (SiteDocument & { file: string })[] = [
+  { path: API_PATHS.PRM, file: `${API_HOST_DIR}/${file(API_PATHS.PRM)}`, mediaType: JSON_TYPE, cacheControl: CACHE_LONG },
+];
+
+/** Media types of the agent skills' files, by extension, under the skills index's directory. */
+export const SKILL_FILE_TYPES: Record<string, string> = { json: JSON_TYPE, md: MARKDOWN };
