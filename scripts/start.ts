@@ -69,7 +69,7 @@ async function main() {
   if (stopping) return;
   // The writer runs in this process: it stops with the stack and leaves no process behind.
   running.push(startWriter({ ...writerCfg, databaseUrl: stack.db.urlFor('stats_writer') },
-    createLogger({ json: false, write: (line) => log(`[writer] ${line}`) })));
+    createLogger({ json: false, minLevel: writerCfg.logLevel, write: (line) => log(`[writer] ${line}`) })));
 
   log(`
 Public Stats Service is running (Ctrl-C stops it).

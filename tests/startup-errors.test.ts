@@ -35,9 +35,7 @@ describe('start-up errors', () => {
   });
 
   it('says how to install nginx when there is none', async () => {
-    process.env.NGINX_BIN = '/nonexistent/nginx';
-    cleanups.push(() => { delete process.env.NGINX_BIN; });
-    await expect(startTestStack()).rejects.toThrow(/^NGINX_BIN names \/nonexistent\/nginx, which does not exist: point it at an nginx binary/);
+    await expect(startTestStack({ env: { NGINX_BIN: '/nonexistent/nginx' } })).rejects.toThrow(/^NGINX_BIN names \/nonexistent\/nginx, which does not exist: point it at an nginx binary/);
   });
 
   it('names a binary that cannot be run, and what to do', async () => {
@@ -45,9 +43,7 @@ describe('start-up errors', () => {
     const child = startChild('probe', file, [], { log: () => {} });
     await expect(waitUntil('probe', async () => false, 5000, child)).rejects.toThrow(
       new RegExp(`^probe could not be started \\(${file}: permission is denied\\): reinstall the dependencies with \`npm ci\`, or check that the file is executable\\.$`));
-    process.env.NGINX_BIN = file;
-    cleanups.push(() => { delete process.env.NGINX_BIN; });
-    await expect(startTestStack()).rejects.toThrow(new RegExp(`^NGINX_BIN names ${file}, which is not executable: point it at an nginx binary`));
+    await expect(startTestStack({ env: { NGINX_BIN: file } })).rejects.toThrow(new RegExp(`^NGINX_BIN names ${file}, which is not executable: point it at an nginx binary`));
   });
 
   it('npm start and the writer say what failed in one line, without a stack trace', () => {

@@ -69,6 +69,10 @@ export interface Config extends Secrets {
   postgrestPool: number;
   /** nginx worker processes. */
   nginxWorkers: number;
+  /** A particular nginx binary (NGINX_BIN); otherwise the first on PATH. */
+  nginxBin: string | undefined;
+  /** The access policy's last-updated date (POLICY_UPDATED, YYYY-MM-DD); otherwise the documents' default. */
+  policyUpdated: string | undefined;
   /** Seconds nginx keeps a landing_stats answer; 0 turns the microcache off (the benchmark's uncached path). */
   apiMicrocacheSeconds: number;
   /** Seconds nginx keeps an /api/stats answer of the edge. */
@@ -176,6 +180,8 @@ export function configFromEnv(env: Env, required: readonly (keyof Secrets)[] = S
     dataDir: env.DATA_DIR ? path.resolve(ROOT_DIR, env.DATA_DIR) : defaultDataDir(),
     postgrestPool: count(env, 'POSTGREST_DB_POOL', 10, 1),
     nginxWorkers: count(env, 'NGINX_WORKERS', 2, 1),
+    nginxBin: env.NGINX_BIN || undefined,
+    policyUpdated: env.POLICY_UPDATED || undefined,
     apiMicrocacheSeconds: count(env, 'API_MICROCACHE_SECONDS', 5),
     siteMicrocacheSeconds: count(env, 'SITE_MICROCACHE_SECONDS', 5, 1),
     siteRateLimit: rate(env, 'SITE_RATE_LIMIT', '10r/s'),

@@ -13,9 +13,8 @@ export function renderTemplate(text: string, vars: Record<string, string>): stri
   return text.replace(/\$\{([A-Z][A-Z0-9_]*)\}/g, (whole, name: string) => vars[name] ?? whole);
 }
 
-export function findNginx(): string {
-  // NGINX_BIN names a particular binary; otherwise the first nginx on PATH or in the usual places.
-  const named = process.env.NGINX_BIN;
+/** The nginx binary: `named` (NGINX_BIN) when given, otherwise the first nginx on PATH or in the usual places. */
+export function findNginx(named?: string): string {
   if (named) {
     if (!existsSync(named)) throw new Error(`NGINX_BIN names ${named}, which does not exist: point it at an nginx binary, or unset it to use the one on PATH.`);
     try {
@@ -111,7 +110,7 @@ function unprivilegedIds(prefix: string): { uid?: number; gid?: number } {
 }
 
 export async function startNginx(cfg: Config, log: Log, writeDocuments: WriteDocuments): Promise<Child> {
-  const binary = findNginx();
+  const binary = findNginx(cfg.nginxBin);
   const prefix = path.join(cfg.dataDir, 'nginx');
   const conf = await renderNginx(cfg, prefix, writeDocuments);
   const ids = unprivilegedIds(prefix);

@@ -40,7 +40,7 @@ export interface StackOptions {
 }
 
 export async function startStack(cfg: Config, { log, seedDemo, onGiveUp, restartPolicy }: StackOptions): Promise<Stack> {
-  findNginx();
+  findNginx(cfg.nginxBin);
   findNjsModule();
   const record = new GroupRecord(path.join(cfg.dataDir, 'processes.json'));
   await record.reapLeftovers(log);

@@ -93,11 +93,13 @@ async function main(argv: string[]): Promise<number> {
   if (command === 'backfill' && (!since || !isCalendarDate(since))) {
     usageError('backfill needs --since YYYY-MM-DD.', 'backfill');
   }
-  const log = createLogger();
+  const env = loadEnv();
+  let log = createLogger();
   let cfg: WriterConfig;
   try {
     // The same file `npm start` reads (ENV_FILE, else .env), so both reach the same database.
-    cfg = writerConfigFromEnv(loadEnv());
+    cfg = writerConfigFromEnv(env);
+    log = createLogger({ minLevel: cfg.logLevel });
   } catch (error) {
     log.error((error as Error).message);
     return 1;

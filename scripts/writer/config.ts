@@ -1,6 +1,7 @@
 // The writer's configuration. It reads the same environment (process env over .env) as `npm start`,
 // so both reach the same database; only the Polymarket variables are the writer's own.
 import { configFromEnv, databaseUrl, type Env } from '../lib/config.ts';
+import type { Level } from './log.ts';
 
 export type SourceName = 'demo' | 'polymarket' | 'none';
 
@@ -37,6 +38,8 @@ export interface WriterConfig {
   /** Accrual, breadth and capital every this many ms (WRITER_INTERVAL_MINUTES, default 5). */
   intervalMs: number;
   heartbeatMs: number;
+  /** The least severe level the writer logs (WRITER_LOG_LEVEL). */
+  logLevel: Level;
   /** The import refuses dates and timestamps before 1 January of this year. */
   importEarliestYear: number;
   polymarket: PolymarketConfig | undefined;
@@ -50,6 +53,14 @@ function positiveNumber(env: Env, name: string, fallback: number): number {
   const value = Number(raw);
   if (!Number.isFinite(value) || value <= 0) throw new Error(`${name} must be a positive number, got "${raw}".`);
   return value;
+}
+
+const LEVELS: readonly Level[] = ['debug', 'info', 'warn', 'error'];
+
+function logLevel(env: Env): Level {
+  const raw = env.WRITER_LOG_LEVEL || 'info';
+  if (!LEVELS.includes(raw as Level)) throw new Error(`WRITER_LOG_LEVEL must be one of ${LEVELS.join(', ')}, got "${raw}".`);
+  return raw as Level;
 }
 
 function year(env: Env, name: string, fallback: number): number {
@@ -144,6 +155,7 @@ export function writerConfigFromEnv(env: Env): WriterConfig {
     intervalMs: positiveNumber(env, 'WRITER_INTERVAL_MINUTES', 5) * 60_000,
     heartbeatMs: 60_000,
     importEarliestYear: year(env, 'IMPORT_EARLIEST_YEAR', 2020),
+    logLevel: logLevel(env),
     polymarket: source === 'polymarket' ? polymarketFromEnv(env) : undefined,
   };
 }

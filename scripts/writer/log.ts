@@ -45,7 +45,7 @@ const ORDER: Record<Level, number> = { debug: 10, info: 20, warn: 30, error: 40 
 export function createLogger(options: LoggerOptions = {}): Logger {
   const write = options.write ?? ((line: string) => process.stdout.write(line + '\n'));
   const json = options.json ?? !process.stdout.isTTY;
-  const min = ORDER[options.minLevel ?? ((process.env.WRITER_LOG_LEVEL as Level | undefined) ?? 'info')] ?? ORDER.info;
+  const min = ORDER[options.minLevel ?? 'info'];
   const redactor = makeRedactor();
   const emit = (level: Level, msg: string, fields: Fields = {}) => {
     if (ORDER[level] < min) return;

@@ -5,7 +5,7 @@
 import { createHash } from 'node:crypto';
 import { mkdirSync, readdirSync, readFileSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
-import { loadEnv, ROOT_DIR, type Config } from '../../scripts/lib/config.ts';
+import { ROOT_DIR, type Config } from '../../scripts/lib/config.ts';
 import { renderApiDocs } from './apidocs.ts';
 import { API_HOST_DOCUMENTS, STATIC_DOCUMENTS } from '../../edge/documents.ts';
 import { publicSigningJwk } from './signing.ts';
@@ -24,10 +24,10 @@ export const CONTENT_SIGNAL = 'search=yes, ai-input=yes, ai-train=no';
 /** Agent Skills Discovery v0.2.0 index schema identifier. */
 export const SKILLS_SCHEMA = 'https://schemas.agentskills.io/discovery/0.2.0/schema.json';
 
-export type DocumentsConfig = Pick<Config, 'siteUrl' | 'apiUrl' | 'ANON_KEY' | 'HTTP_SIG_PRIVATE_KEY' | 'dataDir'>;
+export type DocumentsConfig = Pick<Config, 'siteUrl' | 'apiUrl' | 'ANON_KEY' | 'HTTP_SIG_PRIVATE_KEY' | 'dataDir'> & Partial<Pick<Config, 'policyUpdated'>>;
 
 export interface RenderOptions {
-  /** YYYY-MM-DD; default: POLICY_UPDATED from the environment, else DEFAULT_POLICY_UPDATED. */
+  /** YYYY-MM-DD; default: the configuration's POLICY_UPDATED, else DEFAULT_POLICY_UPDATED. */
   policyUpdated?: string;
   /** Where generated api-docs are cached; default: <dataDir>/cache/site-documents. */
   cacheDir?: string;
@@ -117,8 +117,7 @@ export function skillFrontMatter(text: string, origin: string): { name: string; 
 }
 
 export async function renderSiteDocuments(cfg: DocumentsConfig, outDir: string, options: RenderOptions = {}): Promise<void> {
-  const env = loadEnv();
-  const policyUpdated = policyUpdatedDate(options.policyUpdated ?? env.POLICY_UPDATED);
+  const policyUpdated = policyUpdatedDate(options.policyUpdated ?? cfg.policyUpdated);
   const vars = templateVars(cfg, policyUpdated);
   const urls = publicUrls(cfg);
   const files = new Map<string, string>();

@@ -7,7 +7,8 @@ import path from 'node:path';
 import Ajv2019 from 'ajv/dist/2019.js';
 import { parse as parseYaml } from 'yaml';
 import { describe, expect, it } from 'vitest';
-import { ROOT_DIR } from '../../scripts/lib/config.ts';
+import { configFromEnv, ROOT_DIR } from '../../scripts/lib/config.ts';
+import { postgrestEnv } from '../../scripts/lib/postgrest.ts';
 import { findNginx, findNjsModule, NGINX_DIR, renderTemplate } from '../../scripts/lib/nginx.ts';
 import { envExampleNames } from '../support/env-example.ts';
 import { documentLocations } from '../../site/render/locations.ts';
@@ -105,6 +106,16 @@ describe('docker-compose.yml', () => {
     const used = new Set([...composeText.matchAll(/\$\{([A-Z][A-Z0-9_]*)/g)].map((m) => m[1]!));
     const defined = envExampleNames();
     expect([...used].filter((name) => !defined.has(name))).toEqual([]);
+  });
+
+  it('runs PostgREST with the settings of the local stack (only addresses and secrets differ)', () => {
+    const local = postgrestEnv(configFromEnv({ JWT_SECRET: 'x'.repeat(48) }, ['JWT_SECRET']), 'postgres://local');
+    const compose = services.rest!.environment as Record<string, string>;
+    // Where it listens and what it connects to belong to each environment; the rest is policy.
+    const placement = ['PGRST_DB_URI', 'PGRST_JWT_SECRET', 'PGRST_SERVER_HOST', 'PGRST_SERVER_PORT', 'PGRST_ADMIN_SERVER_PORT'];
+    const policy = (env: Record<string, string>) => Object.fromEntries(Object.entries(env).filter(([k]) => !placement.includes(k)).map(([k, v]) => [k, String(v).replace(/^\$\{[A-Z_]+:-(.*)\}$/, '$1')]));
+    expect(policy(compose)).toEqual(policy(local));
+    expect(Object.keys(compose).sort()).toEqual(Object.keys(local).filter((k) => k !== 'PGRST_SERVER_HOST').sort());
   });
 
   it('mounts the same nginx templates and snippets the local stack renders', () => {
