@@ -1,0 +1,33 @@
+-- Nightly payouts: the latest 16 nights dated today or earlier, oldest first; the latest night; and
+-- the totals from since_date (the setting, else the first payout): sum, best and worst night.
+create function stats.payout_figures(p_now timestamptz) returns json
+language plpgsql stable set search_path = '' set plan_cache_mode = force_generic_plan as $$
+declare
+  today date := (p_now at time zone 'UTC')::date;
+  last_night stats.payout;
+  v_daily json;
+  v_since date;
+  v_total numeric;
+  v_best numeric;
+  v_worst numeric;
+begin
+  select * into last_night from stats.payout where date <= today order by date desc limit 1;
+  select json_agg(json_build_object('date', d.date, 'usd', round(d.usd, 2)) order by d.date)
+    into v_daily
+    from (select p.date, p.usd from stats.payout p where p.date <= today order by p.date desc limit 16) d;
+
+  v_since := coalesce((select s.since_date from stats.settings s), (select min(p.date) from stats.payout p where p.date <= today));
+  select sum(p.usd), max(p.usd), min(p.usd) into v_total, v_best, v_worst
+    from stats.payout p where p.date >= v_since and p.date <= today;
+
+  return json_build_object(
+    'daily', coalesce(v_daily, '[]'::json),
+    'last_night_usd', round(last_night.usd, 2),
+    'last_night_date', last_night.date,
+    'total_usd', round(v_total, 2),
+    'since_date', v_since,
+    'best_day_usd', round(v_best, 2),
+    'worst_day_usd', round(v_worst, 2));
+end $$;
+alter function stats.payout_figures(timestamptz) owner to stats_owner;
+grant execute on function stats.payout_figures(timestamptz) to stats_writer;

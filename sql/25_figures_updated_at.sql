@@ -1,0 +1,16 @@
+-- The latest time a published figure changed: the newest accrual, breadth and capital observation,
+-- and the newest recorded or corrected payout and trading cost.
+create function stats.figures_updated_at(p_now timestamptz) returns timestamptz
+language plpgsql stable set search_path = '' set plan_cache_mode = force_generic_plan as $$
+declare
+  today date := (p_now at time zone 'UTC')::date;
+begin
+  return greatest(
+    (select max(a.observed_at) from stats.accrual a where a.observed_at <= p_now),
+    (select max(b.observed_at) from stats.breadth b where b.observed_at <= p_now),
+    (select max(c.observed_at) from stats.capital c where c.observed_at <= p_now),
+    (select max(p.updated_at) from stats.payout p where p.date <= today),
+    (select max(t.updated_at) from stats.trading_cost t where t.date <= today));
+end $$;
+alter function stats.figures_updated_at(timestamptz) owner to stats_owner;
+grant execute on function stats.figures_updated_at(timestamptz) to stats_writer;
