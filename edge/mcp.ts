@@ -19,7 +19,7 @@ import { AjvJsonSchemaValidator } from '@modelcontextprotocol/sdk/validation/ajv
 import type { EdgeConfig } from './config.ts';
 import type { Figures } from './figures.ts';
 import { PublishedHealthSchema, PublishedStatsSchema } from './records.ts';
-import { INTERNAL_ERROR, INVALID_PARAMS, paramsProblem, publicError, UNAVAILABLE_MESSAGE, type RpcError } from './rpc-errors.ts';
+import { INTERNAL_ERROR, INVALID_PARAMS, INVALID_REQUEST, paramsProblem, publicError, UNAVAILABLE_MESSAGE, type RpcError } from './rpc-errors.ts';
 import { healthSummary, mcpInstructions, SERVICE_NAME, statsSummary } from './texts.ts';
 
 export const MCP_SERVER_NAME = 'public-stats';
@@ -73,6 +73,10 @@ function buildServer(cfg: Pick<EdgeConfig, 'siteUrl'>, figures: Figures): McpSer
     });
     return { contents: [{ uri: uri.href, mimeType: 'application/json', text: stats.body }] };
   });
+  // The SDK advertises list-change notifications once a tool or resource is registered; this
+  // stateless server answers each POST with JSON and keeps no stream to send them on, and its lists
+  // never change, so it says so.
+  server.server.registerCapabilities({ tools: { listChanged: false }, resources: { listChanged: false } });
   return server;
 }
 
@@ -140,6 +144,13 @@ export async function handleMcp(request: Request, cfg: EdgeConfig, figures: Figu
   } catch {
     body = undefined; // the transport answers a body that is not JSON itself
   }
+  // JSON-RPC batching was removed from MCP in protocol version 2025-06-18
+  // (https://modelcontextprotocol.io/specification/2025-06-18/changelog); an empty batch was never valid.
+  if (Array.isArray(body)) {
+    return Response.json({ jsonrpc: '2.0', id: null, error: { code: INVALID_REQUEST, message: 'Invalid Request: JSON-RPC batches are not supported; send one request per POST.' } });
+  }
+  // Origin is not checked: the transport's Origin rule guards local servers against DNS rebinding,
+  // and this one serves public read-only figures to any site, with no credentials or ambient authority.
   const problem = paramsProblem(body, 'mcp');
   if (problem) {
     const id = (body as { id?: unknown }).id ?? null;

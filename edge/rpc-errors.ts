@@ -3,6 +3,7 @@
 // stack overflow, upstream error text) goes to the log only.
 // Codes: https://www.jsonrpc.org/specification#error_object
 
+export const INVALID_REQUEST = -32600;
 export const INVALID_PARAMS = -32602;
 export const INTERNAL_ERROR = -32603;
 

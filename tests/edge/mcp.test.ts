@@ -100,6 +100,24 @@ describe('MCP raw HTTP', () => {
     expect((await res.json()).error.code).toBe(-32700);
   });
 
+  it('advertises no list-change notifications, which a stateless JSON server can never send', async () => {
+    const res = await rawMcp(JSON.stringify({ jsonrpc: '2.0', id: 1, method: 'initialize', params: { protocolVersion: '2025-06-18', capabilities: {}, clientInfo: { name: 't', version: '1' } } }));
+    const { result } = await res.json() as { result: { capabilities: Record<string, { listChanged?: boolean }> } };
+    expect(result.capabilities.tools).toEqual({ listChanged: false });
+    expect(result.capabilities.resources).toEqual({ listChanged: false });
+  });
+
+  it.each([
+    ['a batch', JSON.stringify([{ jsonrpc: '2.0', id: 1, method: 'tools/list' }, { jsonrpc: '2.0', id: 2, method: 'ping' }])],
+    ['an empty batch', '[]'],
+  ])('answers %s with -32600 (batches left the protocol in 2025-06-18)', async (_name, body) => {
+    const res = await rawMcp(body);
+    const answer = await res.json() as { id: unknown; error?: { code: number; message: string } };
+    expect(answer.id).toBeNull();
+    expect(answer.error?.code).toBe(-32600);
+    expect(answer.error?.message).toMatch(/batches are not supported/);
+  });
+
   it('an unknown method gets -32601', async () => {
     const res = await rawMcp(JSON.stringify({ jsonrpc: '2.0', id: 3, method: 'tools/frobnicate' }));
     expect((await res.json()).error.code).toBe(-32601);
