@@ -95,7 +95,7 @@ export function createApp(cfg: EdgeConfig): Hono {
   app.get('/.well-known/agent-card.json', (c) => a2a.card(c.req.raw));
   app.all('/.well-known/agent-card.json', methodNotAllowed('GET, HEAD, OPTIONS'));
 
-  const page = async (markdown: boolean): Promise<Response> => {
+  const page = async (markdown: boolean, ifNoneMatch: string | undefined): Promise<Response> => {
     const [stats, health] = await Promise.all([figures.stats().catch(() => undefined), figures.health()]);
     const input: PageInput = { stats: stats?.value, health: health.value };
     const headers: Record<string, string> = {
@@ -105,19 +105,30 @@ export function createApp(cfg: EdgeConfig): Hono {
     };
     if (!stats) headers['retry-after'] = '30';
     const status = stats ? 200 : 503;
+    // Validators: the page changes when a figure does (updated_at) or the health status does.
+    const updatedAt = stats?.value.updated_at;
+    if (stats && updatedAt) {
+      headers.etag = `W/"${updatedAt}|${health.value.status}|${markdown ? 'md' : 'html'}"`;
+      headers['last-modified'] = new Date(updatedAt).toUTCString();
+      if (etagMatches(ifNoneMatch, headers.etag)) return new Response(null, { status: 304, headers });
+    }
+    let body: string;
     if (markdown) {
-      const body = renderMarkdown(input, cfg);
+      body = renderMarkdown(input, cfg);
       headers['content-type'] = 'text/markdown; charset=utf-8';
       // The convention agents use to budget context: about four characters per token.
       headers['x-markdown-tokens'] = String(Math.ceil(body.length / 4));
-      return new Response(body, { status, headers });
+    } else {
+      body = renderHtml(input, cfg);
+      headers['content-type'] = 'text/html; charset=utf-8';
     }
-    headers['content-type'] = 'text/html; charset=utf-8';
-    return new Response(renderHtml(input, cfg), { status, headers });
+    // Stated, so a HEAD answer carries it too.
+    headers['content-length'] = String(new TextEncoder().encode(body).length);
+    return new Response(body, { status, headers });
   };
-  app.get('/', (c) => page(prefersMarkdown(c.req.header('accept'))));
+  app.get('/', (c) => page(prefersMarkdown(c.req.header('accept')), c.req.header('if-none-match')));
   app.all('/', methodNotAllowed('GET, HEAD, OPTIONS'));
-  app.get('/index.md', () => page(true));
+  app.get('/index.md', (c) => page(true, c.req.header('if-none-match')));
   app.all('/index.md', methodNotAllowed('GET, HEAD, OPTIONS'));
 
   return app;

@@ -59,6 +59,8 @@ export const SITE_DOCUMENTS: readonly SiteDocument[] = [
   { path: SITE_PATHS.SIG_DIRECTORY, file: file(SITE_PATHS.SIG_DIRECTORY), mediaType: 'application/http-message-signatures-directory+json', cacheControl: CACHE_LONG, title: 'HTTP message signatures key directory (Ed25519 JWKS)' },
   { path: SITE_PATHS.ROBOTS, file: file(SITE_PATHS.ROBOTS), source: 'robots.txt', mediaType: PLAIN_TEXT, cacheControl: CACHE_LONG },
   { path: SITE_PATHS.SITEMAP, file: file(SITE_PATHS.SITEMAP), source: 'sitemap.xml', mediaType: 'application/xml', cacheControl: CACHE_LONG },
+  // Browsers ask for /favicon.ico whatever the page says; an SVG under that name serves them all.
+  { path: '/favicon.ico', file: 'favicon.ico', source: 'favicon.svg', mediaType: 'image/svg+xml', cacheControl: CACHE_LONG },
 ];
 
 /** The documents written to the rendered root (everything but what the edge answers itself). */

@@ -83,6 +83,14 @@ describe('landing_stats', () => {
     expect(await res.text()).toBe('');
   });
 
+  it('says invalid_token only when a credential was sent (RFC 6750 §3.1)', async () => {
+    const bare = await fetch(STATS);
+    expect(bare.status).toBe(401);
+    expect(bare.headers.get('www-authenticate')).not.toMatch(/error=/);
+    const wrong = await fetch(STATS, { headers: { apikey: 'not-the-key' } });
+    expect(wrong.headers.get('www-authenticate')).toMatch(/error="invalid_token"/);
+  });
+
   it('ignores query strings it does not take, including cache-busters and a query apikey', async () => {
     const plain = await (await fetch(STATS, { headers: key })).json();
     const res = await fetch(`${STATS}?_=123&select=x&apikey=nope&foo=eq.1`, { headers: key });

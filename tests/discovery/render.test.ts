@@ -21,7 +21,9 @@ const API = 'https://api.stats.example.org';
 const OUTSIDE = ['https://www.rfc-editor.org/info/rfc9727', 'https://static.modelcontextprotocol.io/schemas/v1/server-card.schema.json',
   'https://schemas.agentskills.io/discovery/0.2.0/schema.json', 'http://www.sitemaps.org/schemas/sitemap/0.9',
   // the dialect the MCP SDK names in the tools' JSON Schemas
-  'http://json-schema.org/draft-07/schema#'];
+  'http://json-schema.org/draft-07/schema#',
+  // the SVG namespace of the favicon
+  'http://www.w3.org/2000/svg'];
 
 let dir: string;
 let cfg: DocumentsConfig;

@@ -175,3 +175,22 @@ describe('WebMCP on the page', () => {
     }
   });
 });
+
+describe('the page as a cacheable resource', () => {
+  it('sends validators taken from updated_at, answers If-None-Match with 304, and states its length on HEAD', async () => {
+    const stats = await (await fetch(`${imported.cfg.siteUrl}/api/stats`)).json() as { updated_at: string };
+    for (const accept of ['text/html', 'text/markdown']) {
+      const get = await fetch(`${imported.cfg.siteUrl}/`, { headers: { accept } });
+      const body = await get.text();
+      const etag = get.headers.get('etag')!;
+      expect(etag).toMatch(/^W\/".+"$/);
+      expect(etag).toContain(stats.updated_at);
+      expect(Date.parse(get.headers.get('last-modified')!)).toBe(Date.parse(stats.updated_at));
+      const head = await fetch(`${imported.cfg.siteUrl}/`, { method: 'HEAD', headers: { accept } });
+      expect(head.headers.get('content-length')).toBe(String(Buffer.byteLength(body)));
+      const again = await fetch(`${imported.cfg.siteUrl}/`, { headers: { accept, 'if-none-match': etag } });
+      expect(again.status).toBe(304);
+      expect(await again.text()).toBe('');
+    }
+  });
+});
