@@ -1,4 +1,5 @@
 // The API host as callers meet it: plain HTTP against nginx.
+import { createHash } from 'node:crypto';
 import { SignJWT } from 'jose';
 import { describe, expect, inject, it } from 'vitest';
 
@@ -89,6 +90,21 @@ describe('landing_stats', () => {
     expect(bare.headers.get('www-authenticate')).not.toMatch(/error=/);
     const wrong = await fetch(STATS, { headers: { apikey: 'not-the-key' } });
     expect(wrong.headers.get('www-authenticate')).toMatch(/error="invalid_token"/);
+  });
+
+  it('sends an ETag of the exact record, answers If-None-Match with 304 (GET and POST), and Last-Modified once there is data', async () => {
+    const res = await fetch(STATS, { headers: key });
+    const body = await res.text();
+    const etag = res.headers.get('etag')!;
+    expect(etag).toBe(`"${createHash('md5').update(body).digest('hex')}"`);
+    const { updated_at: updatedAt } = JSON.parse(body) as { updated_at: string | null };
+    if (updatedAt === null) expect(res.headers.get('last-modified')).toBeNull();
+    else expect(Date.parse(res.headers.get('last-modified')!)).toBe(Date.parse(updatedAt));
+    for (const init of [{ headers: { ...key, 'if-none-match': etag } }, { method: 'POST', body: '{}', headers: { ...key, 'content-type': 'application/json', 'if-none-match': etag } }]) {
+      const again = await fetch(STATS, init);
+      expect(again.status).toBe(304);
+      expect(again.headers.get('access-control-allow-origin')).toBe('*');
+    }
   });
 
   it('ignores query strings it does not take, including cache-busters and a query apikey', async () => {
