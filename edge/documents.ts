@@ -70,6 +70,9 @@ export const STATIC_DOCUMENTS = SITE_DOCUMENTS.filter((d): d is SiteDocument & {
 export const API_HOST_DIR = 'api-host';
 export const API_HOST_DOCUMENTS: readonly (SiteDocument & { file: string })[] = [
   { path: API_PATHS.PRM, file: `${API_HOST_DIR}/${file(API_PATHS.PRM)}`, mediaType: JSON_TYPE, cacheControl: CACHE_LONG },
+  // Where the issuer {api_url}/auth/v1 says its metadata is (RFC 8414 §3.3: the issuer must match);
+  // the site host serves the same document under the plain well-known name.
+  { path: API_PATHS.AS_METADATA, file: `${API_HOST_DIR}/${file(API_PATHS.AS_METADATA)}`, source: 'well-known/oauth-authorization-server.json', mediaType: JSON_TYPE, cacheControl: CACHE_LONG },
 ];
 
 /** Media types of the agent skills' files, by extension, under the skills index's directory. */

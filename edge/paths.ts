@@ -34,6 +34,8 @@ export const API_PATHS = {
   HEALTH: '/rest/v1/rpc/landing_health',
   PRM: '/.well-known/oauth-protected-resource',
   AUTH_ISSUER: '/auth/v1',
+  // RFC 8414 §3.1: the well-known name goes between the host and the issuer's path.
+  AS_METADATA: '/.well-known/oauth-authorization-server/auth/v1',
 } as const;
 
 /** Where the skills index lists a skill's SKILL.md (the v0.2.0 convention). */

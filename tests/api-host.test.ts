@@ -188,7 +188,8 @@ describe('CORS', () => {
 });
 
 describe('everything else', () => {
-  it.each(['/', '/rest/v1/', '/rest/v1/payout', '/rest/v1/rpc/stats_at', '/rest/v1/rpc/landing_statsx', '/auth/v1/token', '/rest/v2/rpc/landing_stats'])(
+  // (/auth/v1 answers for itself: see the authorization-server metadata tests.)
+  it.each(['/', '/rest/v1/', '/rest/v1/payout', '/rest/v1/rpc/stats_at', '/rest/v1/rpc/landing_statsx', '/rest/v2/rpc/landing_stats'])(
     '%s is a JSON 404 with CORS, with or without the key',
     async (p) => {
       for (const headers of [{}, { apikey: anonKey }] as Record<string, string>[]) {

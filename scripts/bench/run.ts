@@ -137,7 +137,7 @@ async function main() {
     // A second API host rendered with the microcache off: the gateway's own cost over PostgREST.
     const uncachedCfg = { ...stack.cfg, apiMicrocacheSeconds: 0, dataDir: mkdtempSync(path.join(tmpdir(), 'bench-uncached-')), apiPort: await freePort(), sitePort: await freePort() };
     execFileSync('chmod', ['755', uncachedCfg.dataDir]);
-    const uncached = await startNginx(uncachedCfg, () => {}, (_root, locations) => writeFileSync(locations, '')); // no documents: only the API host is measured
+    const uncached = await startNginx(uncachedCfg, () => {}, (_root, locations) => { writeFileSync(locations.site, ''); writeFileSync(locations.api, ''); }); // no documents: only the API host is measured
     extra.push({ child: uncached, dir: uncachedCfg.dataDir });
 
     const site = stack.cfg.siteUrl;

@@ -52,6 +52,7 @@ export function nginxVars(cfg: Config, prefix: string): Record<string, string> {
     SITE_LISTEN: `${cfg.bindHost}:${cfg.sitePort}`,
     SITE_ROOT: path.join(prefix, 'html'),
     SITE_DOCUMENT_LOCATIONS: 'snippets/site-documents.conf',
+    API_DOCUMENT_LOCATIONS: 'snippets/api-documents.conf',
     POSTGREST_UPSTREAM: `${cfg.bindHost}:${cfg.postgrestPort}`,
     API_MICROCACHE_SECONDS: String(Math.max(cfg.apiMicrocacheSeconds, 1)),
     API_PROXY_CACHE: cfg.apiMicrocacheSeconds > 0 ? 'api_micro' : 'off',
@@ -75,25 +76,26 @@ function siteHostVars(cfg: Config): Record<string, string> {
 }
 
 /**
- * Writes the static documents into the site root and their nginx locations into `locationsFile`
- * (included by the site host's server block).
+ * Writes the static documents into the site root and their nginx locations into the two files the
+ * site host's and the API host's server blocks include.
  */
-export type WriteDocuments = (siteRoot: string, locationsFile: string) => Promise<void> | void;
+export type WriteDocuments = (siteRoot: string, locations: { site: string; api: string }) => Promise<void> | void;
 
 /** Renders the configuration into `prefix` (wiping the previous rendering and cache), documents included. */
 export async function renderNginx(cfg: Config, prefix: string, writeDocuments: WriteDocuments): Promise<string> {
   rmSync(prefix, { recursive: true, force: true });
-  for (const dir of ['conf.d', 'snippets', 'njs', 'cache', 'tmp', 'html']) mkdirSync(path.join(prefix, dir), { recursive: true });
+  for (const dir of ['conf.d', 'snippets', 'njs', 'deploy', 'cache', 'tmp', 'html']) mkdirSync(path.join(prefix, dir), { recursive: true });
   const vars = nginxVars(cfg, prefix);
   writeFileSync(path.join(prefix, 'nginx.conf'), renderTemplate(readFileSync(path.join(NGINX_DIR, 'nginx.conf.template'), 'utf8'), vars));
   for (const file of readdirSync(path.join(NGINX_DIR, 'templates'))) {
     const out = file.replace(/\.template$/, '');
     writeFileSync(path.join(prefix, 'conf.d', out), renderTemplate(readFileSync(path.join(NGINX_DIR, 'templates', file), 'utf8'), vars));
   }
-  for (const dir of ['snippets', 'njs']) {
-    for (const file of readdirSync(path.join(NGINX_DIR, dir))) writeFileSync(path.join(prefix, dir, file), readFileSync(path.join(NGINX_DIR, dir, file)));
+  // site/nginx/local holds what the local stack has in place of docker-compose's deploy/ locations.
+  for (const [from, to] of [['snippets', 'snippets'], ['njs', 'njs'], ['local', 'deploy']]) {
+    for (const file of readdirSync(path.join(NGINX_DIR, from!))) writeFileSync(path.join(prefix, to!, file), readFileSync(path.join(NGINX_DIR, from!, file)));
   }
-  await writeDocuments(vars.SITE_ROOT!, path.join(prefix, vars.SITE_DOCUMENT_LOCATIONS!));
+  await writeDocuments(vars.SITE_ROOT!, { site: path.join(prefix, vars.SITE_DOCUMENT_LOCATIONS!), api: path.join(prefix, vars.API_DOCUMENT_LOCATIONS!) });
   return path.join(prefix, 'nginx.conf');
 }
 

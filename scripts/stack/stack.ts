@@ -12,7 +12,7 @@ import { assertPortFree, GroupRecord, type Child, type Log } from '../lib/proces
 import { supervise, type RestartPolicy, type SupervisedPart } from '../lib/supervisor.ts';
 import { openWriterDb } from '../writer/db.ts';
 import { seedDemoHistory } from '../writer/demo.ts';
-import { documentLocations } from '../../site/render/locations.ts';
+import { apiDocumentLocations, documentLocations } from '../../site/render/locations.ts';
 import { renderSiteDocuments } from '../../site/render/render.ts';
 
 export interface Stack {
@@ -86,9 +86,10 @@ export async function startStack(cfg: Config, { log, seedDemo, onGiveUp, restart
     // Before nginx, so the site host never proxies to an edge that is not listening yet.
     const edge = await keepRunning('edge', () => startEdge(cfg, log));
     started.push(edge);
-    const nginx = await keepRunning('nginx', () => startNginx(cfg, log, async (siteRoot, locationsFile) => {
+    const nginx = await keepRunning('nginx', () => startNginx(cfg, log, async (siteRoot, locations) => {
       await renderSiteDocuments(cfg, siteRoot);
-      writeFileSync(locationsFile, documentLocations());
+      writeFileSync(locations.site, documentLocations());
+      writeFileSync(locations.api, apiDocumentLocations());
     }));
     started.push(nginx);
     return {

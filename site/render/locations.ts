@@ -4,21 +4,22 @@
 // 204 preflight. Media types are set per location (empty `types`, explicit default_type) because
 // several files have no extension and others need exact types with parameters. A location with
 // add_header of its own inherits none from the server, hence the repeated include.
-import { SKILL_FILE_TYPES, STATIC_DOCUMENTS, type SiteDocument } from '../../edge/documents.ts';
+import { API_HOST_DIR, API_HOST_DOCUMENTS, SKILL_FILE_TYPES, STATIC_DOCUMENTS, type SiteDocument } from '../../edge/documents.ts';
 import { SITE_PATHS } from '../../edge/paths.ts';
 
 /** An nginx string literal: double-quoted, with backslashes and quotes escaped. */
 const quoted = (value: string) => `"${value.replace(/\\/g, '\\\\').replace(/"/g, '\\"')}"`;
 
-function location(doc: SiteDocument & { file: string }): string {
+function location(doc: SiteDocument & { file: string }, root?: string): string {
   const lines = [
     `location = ${doc.path} {`,
     '    include snippets/cors.conf;',
     '    if ($request_method = OPTIONS) { return 204; }',
+    ...(root ? [`    root ${root};`] : []),
     `    add_header Cache-Control ${quoted(doc.cacheControl)} always;`,
     ...Object.entries(doc.headers ?? {}).map(([name, value]) => `    add_header ${name} ${quoted(value)} always;`),
     `    types { } default_type ${quoted(doc.mediaType)};`,
-    ...(doc.file === doc.path.replace(/^\//, '') ? [] : [`    try_files /${doc.file} =404;`]),
+    ...(doc.file === doc.path.replace(/^\//, '') || root ? [] : [`    try_files /${doc.file} =404;`]),
     '}',
   ];
   return lines.join('\n');
@@ -26,11 +27,23 @@ function location(doc: SiteDocument & { file: string }): string {
 
 const skillsDir = SITE_PATHS.SKILLS_INDEX.replace(/index\.json$/, '');
 
+/**
+ * The API host's own documents, included in its server block: served from their directory under the
+ * rendered root ($site_documents_root, from templates/documents.conf.template).
+ */
+export function apiDocumentLocations(): string {
+  return [
+    '# Generated from edge/documents.ts by site/render/locations.ts: edit the rows there, not this file.',
+    ...API_HOST_DOCUMENTS.map((doc) => location(doc, `$site_documents_root/${API_HOST_DIR}`)),
+    '',
+  ].join('\n');
+}
+
 /** The whole snippet, included in the site host's server block. */
 export function documentLocations(): string {
   return [
     '# Generated from edge/documents.ts by site/render/locations.ts: edit the rows there, not this file.',
-    ...STATIC_DOCUMENTS.map(location),
+    ...STATIC_DOCUMENTS.map((doc) => location(doc)),
     // The skills' own files, under the index's directory.
     `location ^~ ${skillsDir} {`,
     '    include snippets/cors.conf;',

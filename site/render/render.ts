@@ -124,7 +124,7 @@ export async function renderSiteDocuments(cfg: DocumentsConfig, outDir: string, 
   const fileOf = (documentPath: string) => STATIC_DOCUMENTS.find((d) => d.path === documentPath)!.file;
 
   // Documents with a template: filled, JSON kept as JSON.
-  for (const doc of STATIC_DOCUMENTS) {
+  for (const doc of [...STATIC_DOCUMENTS, ...API_HOST_DOCUMENTS]) {
     if (!doc.source) continue;
     files.set(doc.file, doc.source.endsWith('.json') ? json(jsonTemplate(doc.source, vars)) : textTemplate(doc.source, vars));
   }

@@ -11,7 +11,7 @@ import { configFromEnv, ROOT_DIR } from '../../scripts/lib/config.ts';
 import { postgrestEnv } from '../../scripts/lib/postgrest.ts';
 import { findNginx, findNjsModule, NGINX_DIR, renderTemplate } from '../../scripts/lib/nginx.ts';
 import { envExampleNames } from '../support/env-example.ts';
-import { documentLocations } from '../../site/render/locations.ts';
+import { apiDocumentLocations, documentLocations } from '../../site/render/locations.ts';
 
 interface Service {
   image?: string;
@@ -148,6 +148,9 @@ describe('docker-compose.yml', () => {
       vars.SITE_DOCUMENT_LOCATIONS = path.join(prefix, 'srv', '_nginx', 'site-documents.conf');
       mkdirSync(path.dirname(vars.SITE_DOCUMENT_LOCATIONS), { recursive: true });
       writeFileSync(vars.SITE_DOCUMENT_LOCATIONS, documentLocations());
+      expect(vars.API_DOCUMENT_LOCATIONS).toMatch(/^\/srv\/site\//);
+      vars.API_DOCUMENT_LOCATIONS = path.join(prefix, 'srv', '_nginx', 'api-documents.conf');
+      writeFileSync(vars.API_DOCUMENT_LOCATIONS, apiDocumentLocations());
       for (const file of readdirSync(path.join(NGINX_DIR, 'templates'))) {
         const rendered = renderTemplate(readFileSync(path.join(NGINX_DIR, 'templates', file), 'utf8'), vars);
         const leftover = rendered.match(/\$\{[A-Z][A-Z0-9_]*\}/g);

@@ -149,6 +149,26 @@ describe('authorization-server metadata (RFC 8414), mirroring {api_url}/auth/v1'
       if (key.endsWith('_endpoint') || key.endsWith('_uri')) expect(isAbsoluteUrl(value), key).toBe(true);
     }
   });
+
+  it('is served where its issuer says (RFC 8414 §3.1: the well-known name before the issuer path), the same on both hosts', async () => {
+    const { body: siteCopy } = await getJson(`${site()}/.well-known/oauth-authorization-server`);
+    const issuer = new URL(siteCopy.issuer as string);
+    const where = `${issuer.origin}/.well-known/oauth-authorization-server${issuer.pathname}`;
+    const { res, body } = await getJson(where);
+    expect(res.status).toBe(200);
+    expect(body).toEqual(siteCopy);
+    // RFC 8414 §3.3: the issuer in the document equals the one the client derived the URL from.
+    expect(body.issuer).toBe(issuer.href.replace(/\/$/, ''));
+  });
+
+  it('answers /auth/v1 of the local stack with an honest JSON status, not a 404', async () => {
+    for (const p of ['/auth/v1', '/auth/v1/token', '/auth/v1/.well-known/jwks.json']) {
+      const res = await get(`${api()}${p}`);
+      expect(res.status, p).toBe(501);
+      expect(res.headers.get('access-control-allow-origin')).toBe('*');
+      expect((await res.json()).message).toMatch(/does not run in the local stack/);
+    }
+  });
 });
 
 describe('MCP server card (SEP-2127 core + SEP-1649 members)', () => {
