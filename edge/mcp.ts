@@ -117,24 +117,16 @@ export async function mcpCardFacts(siteUrl: string): Promise<McpCardFacts> {
   }
 }
 
-type RpcMessage = { jsonrpc?: string; id?: unknown; error?: RpcError };
-
-/** The SDK's answer with every internal error replaced by what a caller may see (the detail is logged). */
+/** The SDK's answer (one JSON-RPC message) with an internal error replaced by what a caller may see (the detail is logged). */
 async function withPublicErrors(response: Response): Promise<Response> {
   if (!response.headers.get('content-type')?.startsWith('application/json')) return response;
   const text = await response.text();
-  let parsed: RpcMessage | RpcMessage[];
-  try {
-    parsed = JSON.parse(text) as RpcMessage | RpcMessage[];
-  } catch {
-    return new Response(text, response);
-  }
-  const messages = Array.isArray(parsed) ? parsed : [parsed];
-  if (!messages.some((message) => message?.error?.code === INTERNAL_ERROR)) return new Response(text, response);
-  const fixed = messages.map((message) => (message?.error ? { ...message, error: publicError(message.error, console.error) } : message));
+  // Most answers carry no error at all: only one naming the internal-error code is parsed.
+  const message = text.includes(String(INTERNAL_ERROR)) ? (JSON.parse(text) as { error?: RpcError }) : undefined;
+  if (message?.error?.code !== INTERNAL_ERROR) return new Response(text, response);
   const headers = new Headers(response.headers);
   headers.delete('content-length');
-  return new Response(JSON.stringify(Array.isArray(parsed) ? fixed : fixed[0]), { status: response.status, headers });
+  return new Response(JSON.stringify({ ...message, error: publicError(message.error, console.error) }), { status: response.status, headers });
 }
 
 export async function handleMcp(request: Request, cfg: EdgeConfig, figures: Figures): Promise<Response> {
@@ -160,7 +152,8 @@ export async function handleMcp(request: Request, cfg: EdgeConfig, figures: Figu
   const transport = new WebStandardStreamableHTTPServerTransport({ sessionIdGenerator: undefined, enableJsonResponse: true });
   await server.connect(transport);
   try {
-    return await withPublicErrors(await transport.handleRequest(request));
+    // Parsed once: the transport takes the body read above.
+    return await withPublicErrors(await transport.handleRequest(request, body === undefined ? undefined : { parsedBody: body }));
   } finally {
     // JSON mode has the whole answer by now; closing frees the per-request pair at once.
     void server.close();

@@ -8,7 +8,7 @@ import { tmpdir } from 'node:os';
 import path from 'node:path';
 import pg from 'pg';
 import { startTestStack } from '../stack/ephemeral.ts';
-import { findNginx, startNginx } from '../lib/nginx.ts';
+import { findNginx, prepareNginx, startNginx } from '../lib/nginx.ts';
 import { freePort, startChild, waitUntil, type Child } from '../lib/processes.ts';
 
 const DURATION_S = Number(process.env.BENCH_SECONDS || 8);
@@ -137,7 +137,9 @@ async function main() {
     // A second API host rendered with the microcache off: the gateway's own cost over PostgREST.
     const uncachedCfg = { ...stack.cfg, apiMicrocacheSeconds: 0, dataDir: mkdtempSync(path.join(tmpdir(), 'bench-uncached-')), apiPort: await freePort(), sitePort: await freePort() };
     execFileSync('chmod', ['755', uncachedCfg.dataDir]);
-    const uncached = await startNginx(uncachedCfg, () => {}, (_root, locations) => { writeFileSync(locations.site, ''); writeFileSync(locations.api, ''); }); // no documents: only the API host is measured
+    // No documents: only the API host is measured.
+    const uncachedNginx = await prepareNginx(uncachedCfg, (_root, locations) => { writeFileSync(locations.site, ''); writeFileSync(locations.api, ''); });
+    const uncached = await startNginx(uncachedCfg, () => {}, uncachedNginx);
     extra.push({ child: uncached, dir: uncachedCfg.dataDir });
 
     const site = stack.cfg.siteUrl;

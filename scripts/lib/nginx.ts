@@ -111,19 +111,31 @@ function unprivilegedIds(prefix: string): { uid?: number; gid?: number } {
   return { uid, gid };
 }
 
-export async function startNginx(cfg: Config, log: Log, writeDocuments: WriteDocuments): Promise<Child> {
+/** A rendered and checked nginx: what starting it (again, after a crash) needs. */
+export interface PreparedNginx {
+  binary: string;
+  args: string[];
+  ids: { uid?: number; gid?: number };
+}
+
+/** Renders the configuration and the documents into the prefix and checks them with nginx -t; once per stack. */
+export async function prepareNginx(cfg: Config, writeDocuments: WriteDocuments): Promise<PreparedNginx> {
   const binary = findNginx(cfg.nginxBin);
   const prefix = path.join(cfg.dataDir, 'nginx');
   const conf = await renderNginx(cfg, prefix, writeDocuments);
   const ids = unprivilegedIds(prefix);
   // The njs module (which counts the API host's apikey headers), loaded before the configuration.
-  const globals = ['-g', `load_module ${findNjsModule()};`];
+  const args = ['-p', prefix, '-c', conf, '-e', 'stderr', '-g', `load_module ${findNjsModule()};`];
   try {
-    execFileSync(binary, ['-t', '-q', '-p', prefix, '-c', conf, '-e', 'stderr', ...globals], { stdio: ['ignore', 'ignore', 'pipe'], ...ids });
+    execFileSync(binary, ['-t', '-q', ...args], { stdio: ['ignore', 'ignore', 'pipe'], ...ids });
   } catch (error) {
     throw new Error(`The rendered nginx configuration is invalid: ${(error as { stderr?: Buffer }).stderr?.toString().trim()}`);
   }
-  const child = startChild('nginx', binary, ['-p', prefix, '-c', conf, '-e', 'stderr', ...globals], { ...ids, env: { PATH: process.env.PATH ?? '', TZ: 'UTC' }, log });
+  return { binary, args, ids };
+}
+
+export async function startNginx(cfg: Config, log: Log, prepared: PreparedNginx): Promise<Child> {
+  const child = startChild('nginx', prepared.binary, prepared.args, { ...prepared.ids, env: { PATH: process.env.PATH ?? '', TZ: 'UTC' }, log });
   await waitUntil('nginx', async () => (await fetch(`http://${cfg.bindHost}:${cfg.apiPort}/`)).status === 404, 10_000, child);
   return child;
 }

@@ -6,7 +6,7 @@ import path from 'node:path';
 import type { Config } from '../lib/config.ts';
 import { openDatabase, type Database } from '../lib/database.ts';
 import { startEdge } from '../lib/edge.ts';
-import { findNginx, findNjsModule, startNginx } from '../lib/nginx.ts';
+import { findNginx, findNjsModule, prepareNginx, startNginx } from '../lib/nginx.ts';
 import { startPostgrest } from '../lib/postgrest.ts';
 import { assertPortFree, GroupRecord, type Child, type Log } from '../lib/processes.ts';
 import { supervise, type RestartPolicy, type SupervisedPart } from '../lib/supervisor.ts';
@@ -86,11 +86,13 @@ export async function startStack(cfg: Config, { log, seedDemo, onGiveUp, restart
     // Before nginx, so the site host never proxies to an edge that is not listening yet.
     const edge = await keepRunning('edge', () => startEdge(cfg, log));
     started.push(edge);
-    const nginx = await keepRunning('nginx', () => startNginx(cfg, log, async (siteRoot, locations) => {
+    // Rendered once; a restarted nginx serves the same configuration and documents.
+    const prepared = await prepareNginx(cfg, async (siteRoot, locations) => {
       await renderSiteDocuments(cfg, siteRoot);
       writeFileSync(locations.site, documentLocations());
       writeFileSync(locations.api, apiDocumentLocations());
-    }));
+    });
+    const nginx = await keepRunning('nginx', () => startNginx(cfg, log, prepared));
     started.push(nginx);
     return {
       cfg,
