@@ -1,6 +1,6 @@
-// POST /a2a (A2A JSON-RPC, alpha) and its agent card, without express. @a2a-js/sdk 1.3.0 speaks protocol 1.0; the service promises `message/send`,
-// the 0.3 method, so both are served: the A2A-Version header picks the dispatcher (absent or 0.3 =
-// legacy). Every reply is one Message (text + data part), never a Task, so nothing is stored.
+// POST /a2a (A2A JSON-RPC, alpha) and its agent card, without express. @a2a-js/sdk 1.3.0 speaks
+// protocol 1.0; the service promises `message/send`, the 0.3 method, so both are served: the
+// A2A-Version header picks the dispatcher (absent or 0.3 = legacy). Every reply is one Message (text + data part), never a Task, so nothing is stored.
 import { A2A_VERSION_HEADER, Role, type AgentCard, type AgentSkill, type Part } from '@a2a-js/sdk';
 import { A2A_LEGACY_PROTOCOL_VERSION, duplicateInterfacesForLegacy } from '@a2a-js/sdk/compat/v0_3';
 import { LegacyJsonRpcTransportHandler } from '@a2a-js/sdk/compat/v0_3/server';
