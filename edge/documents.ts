@@ -29,6 +29,7 @@ export interface SiteDocument {
 // clients within minutes; the rest change only with a deployment.
 export const CACHE_SHORT = 'public, max-age=300';
 export const CACHE_LONG = 'public, max-age=3600';
+export const CACHE_IMMUTABLE = 'public, max-age=31536000, immutable';
 
 const JSON_TYPE = 'application/json';
 const MARKDOWN = 'text/markdown; charset=utf-8';
@@ -37,12 +38,15 @@ const file = (p: string) => p.replace(/^\//, '');
 
 export const SITE_DOCUMENTS: readonly SiteDocument[] = [
   { path: SITE_PATHS.OPENAPI, file: file(SITE_PATHS.OPENAPI), mediaType: JSON_TYPE, cacheControl: CACHE_SHORT, title: 'OpenAPI 3.1 description (carries the public key)' },
+  { path: SITE_PATHS.OPENAPI_KEYLESS, file: file(SITE_PATHS.OPENAPI_KEYLESS), mediaType: JSON_TYPE, cacheControl: CACHE_SHORT, title: 'OpenAPI 3.1 description of the keyless site endpoints' },
   {
-    path: SITE_PATHS.API_DOCS, file: 'api-docs.html', mediaType: 'text/html; charset=utf-8', cacheControl: CACHE_SHORT, title: 'Human-readable API reference',
-    // The page is self-contained (inlined scripts): no outside fetch of assets, so it behaves the
-    // same offline; "Try it" may still call the API hosts.
-    headers: { 'Content-Security-Policy': "default-src 'self'; script-src 'self' 'unsafe-inline'; style-src 'self' 'unsafe-inline'; img-src 'self' data:; font-src 'self' data:; connect-src *; frame-ancestors *" },
+    path: SITE_PATHS.API_DOCS, file: 'api-docs.html', source: 'api-docs.html', mediaType: 'text/html; charset=utf-8', cacheControl: CACHE_SHORT, title: 'Human-readable API reference',
+    // Scripts only from this host, none inline; Redoc injects its styles and runs search in a blob worker.
+    headers: { 'Content-Security-Policy': "default-src 'self'; script-src 'self'; style-src 'self' 'unsafe-inline'; img-src 'self' data:; font-src 'self' data:; worker-src 'self' blob:; connect-src *; frame-ancestors *" },
   },
+  { path: SITE_PATHS.API_DOCS_SCRIPT, file: file(SITE_PATHS.API_DOCS_SCRIPT), source: 'api-docs.js', mediaType: 'text/javascript; charset=utf-8', cacheControl: CACHE_LONG },
+  // The bundle's name carries its version: it never changes under that name.
+  { path: SITE_PATHS.REDOC_BUNDLE, file: file(SITE_PATHS.REDOC_BUNDLE), mediaType: 'text/javascript; charset=utf-8', cacheControl: CACHE_IMMUTABLE },
   { path: SITE_PATHS.LLMS_TXT, file: file(SITE_PATHS.LLMS_TXT), source: 'llms.txt', mediaType: PLAIN_TEXT, cacheControl: CACHE_SHORT, title: 'Plain-text service summary for language models' },
   { path: SITE_PATHS.AUTH_MD, file: file(SITE_PATHS.AUTH_MD), source: 'auth.md', mediaType: MARKDOWN, cacheControl: CACHE_SHORT, title: 'Access policy and the current public key' },
   {

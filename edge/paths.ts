@@ -1,11 +1,16 @@
 // Every public path of both hosts, and the URLs the documents mention, derived once from the
 // configured origins. The document templates refer to these by name ({{AUTH_MD_URL}}, …), so no URL
 // is typed by hand in more than one place.
+import { createRequire } from 'node:module';
+
+/** The API reference's renderer, served under its version so the asset can be cached for good. */
+export const REDOC_VERSION: string = createRequire(import.meta.url)('redoc/package.json').version;
 
 /** Paths on the site host {base_url}: the edge's routes and the documents the renderer writes. */
 export const SITE_PATHS = {
   HOME: '/',
   OPENAPI: '/openapi.json',
+  OPENAPI_KEYLESS: '/openapi-keyless.json',
   API_CATALOG: '/.well-known/api-catalog',
   PRM: '/.well-known/oauth-protected-resource',
   AS_METADATA: '/.well-known/oauth-authorization-server',
@@ -15,6 +20,8 @@ export const SITE_PATHS = {
   LLMS_TXT: '/llms.txt',
   AUTH_MD: '/auth.md',
   API_DOCS: '/api-docs',
+  API_DOCS_SCRIPT: '/assets/api-docs.js',
+  REDOC_BUNDLE: `/assets/redoc-${REDOC_VERSION}.standalone.js`,
   ROBOTS: '/robots.txt',
   SITEMAP: '/sitemap.xml',
   // Served by the edge server itself.

@@ -4,6 +4,7 @@ import type { EdgeConfig } from '../config.ts';
 import type { PublishedHealth, PublishedStats } from '../records.ts';
 import { count, DEMO_NOTICE, disclaimer, keyFigures, lede, money, orNone, percent, RULES, RULES_FOR_PEOPLE, SERVICE_NAME, type KeyFigure } from '../texts.ts';
 import { nightsChart } from './chart.ts';
+import { SITE_PATHS } from '../paths.ts';
 import { esc } from './escape.ts';
 import { DISCOVERY_DOCUMENTS, ENDPOINTS } from './links.ts';
 import { WEBMCP_SCRIPT } from './webmcp.ts';
@@ -109,7 +110,8 @@ export function renderHtml({ stats, health }: PageInput, cfg: EdgeConfig): strin
 <title>${esc(SERVICE_NAME)}: public liquidity-reward statistics</title>
 <meta name="description" content="Nightly gross reward payouts, today's accrual estimate, totals, capital and returns of one real liquidity-reward market-making account. Read-only, unaudited, not financial advice.">
 <link rel="alternate" type="text/markdown" href="${esc(cfg.siteUrl)}/index.md">
-<link rel="service-desc" type="application/json" href="${esc(cfg.siteUrl)}/openapi.json">
+<link rel="service-desc" type="application/json" href="${esc(cfg.siteUrl)}${SITE_PATHS.OPENAPI}">
+<link rel="service-desc" type="application/json" href="${esc(cfg.siteUrl)}${SITE_PATHS.OPENAPI_KEYLESS}">
 <link rel="describedby" type="text/plain" href="${esc(cfg.siteUrl)}/llms.txt">
 <style>${CSS}</style>
 <script type="application/ld+json">${jsonLd(stats, cfg)}</script>

@@ -25,6 +25,7 @@ export function linkHeader(cfg: EdgeConfig): string {
   return [
     `<${b}${SITE_PATHS.API_CATALOG}>; rel="api-catalog"; type="application/linkset+json"`,
     `<${b}${SITE_PATHS.OPENAPI}>; rel="service-desc"; type="application/json"`,
+    `<${b}${SITE_PATHS.OPENAPI_KEYLESS}>; rel="service-desc"; type="application/json"`,
     `<${b}${SITE_PATHS.API_DOCS}>; rel="service-doc"; type="text/html"`,
     `<${b}${SITE_PATHS.LLMS_TXT}>; rel="describedby"; type="text/plain"`,
     `<${b}${SITE_PATHS.INDEX_MD}>; rel="alternate"; type="text/markdown"`,

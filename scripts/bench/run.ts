@@ -155,9 +155,12 @@ wrk.headers["Accept"] = "application/json, text/event-stream"
     const paths: Path[] = [
       { name: 'static file (ceiling)', url: ceiling.url },
       { name: 'API host, landing_stats cached', url: api, headers: key, target: { ratio: 0.8, of: 'static file (ceiling)' } },
+      // Compressed variants are cached too: a gzip client costs no compression per request.
+      { name: 'API host, landing_stats cached, gzip', url: api, headers: { ...key, 'Accept-Encoding': 'gzip' }, target: { ratio: 0.8, of: 'static file (ceiling)' } },
       { name: 'API host, landing_stats uncached', url: `http://${uncachedCfg.bindHost}:${uncachedCfg.apiPort}/rest/v1/rpc/landing_stats`, headers: key, target: { ratio: 0.9, of: 'PostgREST direct' } },
       { name: 'PostgREST direct', url: `http://${stack.cfg.bindHost}:${stack.cfg.postgrestPort}/rpc/landing_stats` },
       { name: 'site /api/stats (cached)', url: `${site}/api/stats`, target: { ratio: 0.7, of: 'static file (ceiling)' } },
+      { name: 'site /api/stats (cached), gzip', url: `${site}/api/stats`, headers: { 'Accept-Encoding': 'gzip' }, target: { ratio: 0.7, of: 'static file (ceiling)' } },
       { name: 'site /api/stats, If-None-Match (304)', url: `${site}/api/stats`, headers: { 'If-None-Match': etag } },
       { name: 'site /mcp tools/call get_stats', url: `${site}/mcp`, script: mcpScript },
     ];

@@ -40,6 +40,15 @@ export function findNjsModule(): string {
   throw new Error('The njs module of nginx is not installed: install it (Debian/Ubuntu: `apt-get install -y libnginx-mod-http-js`) and start again.');
 }
 
+/** Debian's libnginx-mod-http-brotli-filter and -static; brotli is used when both are installed. */
+const BROTLI_MODULES = ['ngx_http_brotli_filter_module.so', 'ngx_http_brotli_static_module.so'];
+const MODULE_DIR = path.dirname(NJS_MODULE_PATHS[0]!);
+
+export function findBrotliModules(): string[] {
+  const paths = BROTLI_MODULES.map((name) => path.join(MODULE_DIR, name));
+  return paths.every((p) => existsSync(p)) ? paths : [];
+}
+
 /** Template variables, shared with docker-compose's gateway service. */
 export function nginxVars(cfg: Config, prefix: string): Record<string, string> {
   return {
@@ -92,7 +101,10 @@ export async function renderNginx(cfg: Config, prefix: string, writeDocuments: W
     writeFileSync(path.join(prefix, 'conf.d', out), renderTemplate(readFileSync(path.join(NGINX_DIR, 'templates', file), 'utf8'), vars));
   }
   // site/nginx/local holds what the local stack has in place of docker-compose's deploy/ locations.
-  for (const [from, to] of [['snippets', 'snippets'], ['njs', 'njs'], ['local', 'deploy']]) {
+  // The brotli settings are included by a glob, so without the modules they are simply absent.
+  const brotli = findBrotliModules().length ? [['brotli', 'brotli']] : [];
+  if (brotli.length) mkdirSync(path.join(prefix, 'brotli'));
+  for (const [from, to] of [['snippets', 'snippets'], ['njs', 'njs'], ['local', 'deploy'], ...brotli]) {
     for (const file of readdirSync(path.join(NGINX_DIR, from!))) writeFileSync(path.join(prefix, to!, file), readFileSync(path.join(NGINX_DIR, from!, file)));
   }
   await writeDocuments(vars.SITE_ROOT!, { site: path.join(prefix, vars.SITE_DOCUMENT_LOCATIONS!), api: path.join(prefix, vars.API_DOCUMENT_LOCATIONS!) });
@@ -124,8 +136,9 @@ export async function prepareNginx(cfg: Config, writeDocuments: WriteDocuments):
   const prefix = path.join(cfg.dataDir, 'nginx');
   const conf = await renderNginx(cfg, prefix, writeDocuments);
   const ids = unprivilegedIds(prefix);
-  // The njs module (which counts the API host's apikey headers), loaded before the configuration.
-  const args = ['-p', prefix, '-c', conf, '-e', 'stderr', '-g', `load_module ${findNjsModule()};`];
+  // The njs module (which counts the API host's apikey headers) and brotli's, loaded before the configuration.
+  const modules = [findNjsModule(), ...findBrotliModules()].map((m) => `load_module ${m};`).join(' ');
+  const args = ['-p', prefix, '-c', conf, '-e', 'stderr', '-g', modules];
   try {
     execFileSync(binary, ['-t', '-q', ...args], { stdio: ['ignore', 'ignore', 'pipe'], ...ids });
   } catch (error) {

@@ -4,9 +4,11 @@
 // are built here. Called at start-up by the local stack and by `npm run build:site -- <outDir>`.
 import { createHash } from 'node:crypto';
 import { mkdirSync, readdirSync, readFileSync, writeFileSync } from 'node:fs';
+import { createRequire } from 'node:module';
 import path from 'node:path';
+import { brotliCompressSync, constants as zlib, gzipSync } from 'node:zlib';
 import { ROOT_DIR, type Config } from '../../scripts/lib/config.ts';
-import { renderApiDocs } from './apidocs.ts';
+import { hostDocument } from './openapi.ts';
 import { API_HOST_DOCUMENTS, STATIC_DOCUMENTS } from '../../edge/documents.ts';
 import { publicSigningJwk } from './signing.ts';
 import { fillJson, fillText, type Vars } from './templates.ts';
@@ -29,8 +31,6 @@ export type DocumentsConfig = Pick<Config, 'siteUrl' | 'apiUrl' | 'ANON_KEY' | '
 export interface RenderOptions {
   /** YYYY-MM-DD; default: the configuration's POLICY_UPDATED, else DEFAULT_POLICY_UPDATED. */
   policyUpdated?: string;
-  /** Where generated api-docs are cached; default: <dataDir>/cache/site-documents. */
-  cacheDir?: string;
 }
 
 export interface SkillEntry {
@@ -100,6 +100,15 @@ function withServerFacts(card: unknown, facts: McpCardFacts): unknown {
   return { ...(card as object), title: serverInfo.title, version: serverInfo.version, serverInfo, ...rest };
 }
 
+/**
+ * Redoc's standalone bundle from its npm package. Its one outside asset, the "API docs by Redocly"
+ * logo on Redoc's CDN, becomes an empty inline SVG, so the reference loads nothing from elsewhere.
+ */
+function redocBundle(): string {
+  const bundle = readFileSync(createRequire(import.meta.url).resolve('redoc/bundles/redoc.standalone.js'), 'utf8');
+  return bundle.replace(/https:\/\/cdn\.redoc\.ly\/redoc\/logo-mini(?:-full)?\.svg/g, 'data:image/svg+xml,%3Csvg xmlns=%22http://www.w3.org/2000/svg%22/%3E');
+}
+
 function textTemplate(file: string, vars: Vars): string {
   return fillText(readFileSync(source(file), 'utf8'), vars, file);
 }
@@ -120,7 +129,7 @@ export async function renderSiteDocuments(cfg: DocumentsConfig, outDir: string, 
   const policyUpdated = policyUpdatedDate(options.policyUpdated ?? cfg.policyUpdated);
   const vars = templateVars(cfg, policyUpdated);
   const urls = publicUrls(cfg);
-  const files = new Map<string, string>();
+  const files = new Map<string, string | Buffer>();
   const fileOf = (documentPath: string) => STATIC_DOCUMENTS.find((d) => d.path === documentPath)!.file;
 
   // Documents with a template: filled, JSON kept as JSON.
@@ -130,8 +139,10 @@ export async function renderSiteDocuments(cfg: DocumentsConfig, outDir: string, 
   }
 
   // Documents built from more than a template.
-  const openapi = json(withContract(jsonTemplate('openapi.json', vars)));
-  files.set(fileOf(SITE_PATHS.OPENAPI), openapi);
+  const openapi = withContract(jsonTemplate('openapi.json', vars));
+  files.set(fileOf(SITE_PATHS.OPENAPI), json(hostDocument(openapi, urls.API_URL, { title: 'Public Stats Service: API host', keyless: false })));
+  files.set(fileOf(SITE_PATHS.OPENAPI_KEYLESS), json(hostDocument(openapi, urls.SITE_URL, { title: 'Public Stats Service: keyless site endpoints', keyless: true })));
+  files.set(fileOf(SITE_PATHS.REDOC_BUNDLE), redocBundle());
   // RFC 9728 wants `resource` to be the origin the metadata URL came from: each host describes itself.
   files.set(fileOf(SITE_PATHS.PRM), json(jsonTemplate('well-known/oauth-protected-resource.json', { ...vars, RESOURCE: urls.SITE_URL })));
   files.set(API_HOST_DOCUMENTS[0]!.file, json(jsonTemplate('well-known/oauth-protected-resource.json', { ...vars, RESOURCE: urls.API_URL })));
@@ -150,9 +161,6 @@ export async function renderSiteDocuments(cfg: DocumentsConfig, outDir: string, 
   }
   files.set(fileOf(SITE_PATHS.SKILLS_INDEX), json({ $schema: SKILLS_SCHEMA, skills }));
 
-  const cacheDir = options.cacheDir ?? path.join(cfg.dataDir, 'cache', 'site-documents');
-  files.set(fileOf(SITE_PATHS.API_DOCS), renderApiDocs(openapi, 'Public Stats Service API reference', cacheDir));
-
   const missing = STATIC_DOCUMENTS.filter((d) => !files.has(d.file)).map((d) => d.path);
   if (missing.length) throw new Error(`No content for ${missing.join(', ')}: give the row a source, or build it here.`);
 
@@ -160,5 +168,11 @@ export async function renderSiteDocuments(cfg: DocumentsConfig, outDir: string, 
     const target = path.join(outDir, file);
     mkdirSync(path.dirname(target), { recursive: true });
     writeFileSync(target, body);
+    // Compressed copies beside each document, sent by nginx's gzip_static and brotli_static.
+    writeFileSync(`${target}.gz`, gzipSync(body, { level: 9 }));
+    writeFileSync(`${target}.br`, brotliCompressSync(body, { params: { [zlib.BROTLI_PARAM_QUALITY]: body.length > BROTLI_BEST_MAX_BYTES ? 9 : 11, [zlib.BROTLI_PARAM_SIZE_HINT]: body.length } }));
   }
 }
+
+/** Brotli's best quality takes seconds on the 1 MB renderer bundle and saves little over 9 there. */
+const BROTLI_BEST_MAX_BYTES = 256 * 1024;

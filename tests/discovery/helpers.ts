@@ -7,11 +7,15 @@ import path from 'node:path';
 import { promisify } from 'node:util';
 import Ajv2020Module from 'ajv/dist/2020.js';
 import addFormatsModule from 'ajv-formats';
-import { REDOCLY_ENV, redoclyCli } from '../../site/render/apidocs.ts';
+import { createRequire } from 'node:module';
 
 // CommonJS packages under NodeNext: the class and the plugin are the default export's `default`.
 const Ajv2020 = Ajv2020Module.default;
 const addFormats = addFormatsModule.default;
+
+/** Redocly's CLI (a development tool here): no telemetry or update check, the tests run offline. */
+const REDOCLY_ENV = { REDOCLY_TELEMETRY: 'off', REDOCLY_SUPPRESS_UPDATE_NOTICE: 'true' } as const;
+const redoclyCli = () => createRequire(import.meta.url).resolve('@redocly/cli/bin/cli.js');
 
 export const SCANNER_UA = 'Mozilla/5.0 (compatible; AgentReadinessScanner/1.0; +https://isitagentready.com)';
 export const TEST_UA = 'public-stats-discovery-tests/1.0 (+tests/discovery)';

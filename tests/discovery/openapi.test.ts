@@ -1,7 +1,11 @@
-// openapi.json: a valid OpenAPI 3.1 document (official schema + Redocly lint), true to the
-// published operations, authentication and terms, and the single source the live responses are validated against.
+// The OpenAPI descriptions, one per host (openapi.json for the API host, openapi-keyless.json for
+// the site host): valid OpenAPI 3.1 (official schema + Redocly lint), true to the published
+// operations, authentication and terms, the source the live responses are validated against, and
+// usable by a generic client (openapi-fetch) with no base URL or key set by hand.
 import { Validator } from '@seriousme/openapi-schema-validator';
+import createClient from 'openapi-fetch';
 import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
+import { SITE_PATHS } from '../../edge/paths.ts';
 import { startTestStack, type TestStack } from '../support/stack.ts';
 import { getJson, get, redoclyLint, responseSchemaName, schemaValidator, type OpenApi } from './helpers.ts';
 
@@ -9,19 +13,27 @@ const STATS = '/rest/v1/rpc/landing_stats';
 const HEALTH = '/rest/v1/rpc/landing_health';
 
 let openapi: OpenApi;
+let keyless: OpenApi;
 beforeAll(async () => {
-  const { res, body } = await getJson(`${inject('stack').siteUrl}/openapi.json`);
-  expect(res.status).toBe(200);
-  openapi = body;
+  const api = await getJson(`${inject('stack').siteUrl}${SITE_PATHS.OPENAPI}`);
+  const site = await getJson(`${inject('stack').siteUrl}${SITE_PATHS.OPENAPI_KEYLESS}`);
+  expect([api.res.status, site.res.status]).toEqual([200, 200]);
+  openapi = api.body;
+  keyless = site.body;
 });
 
-describe('openapi.json as a document', () => {
-  it('validates against the official OpenAPI 3.1 schema', async () => {
-    const validator = new Validator();
-    const result = await validator.validate(structuredClone(openapi));
-    expect(result.errors ?? []).toEqual([]);
-    expect(result.valid).toBe(true);
-    expect(validator.version).toBe('3.1');
+const operationsOf = (doc: OpenApi) => Object.entries(doc.paths).flatMap(([p, item]) =>
+  Object.keys(item).filter((k) => ['get', 'post', 'put', 'delete', 'patch'].includes(k)).map((m) => `${m.toUpperCase()} ${p}`)).sort();
+
+describe('the OpenAPI descriptions as documents', () => {
+  it('both validate against the official OpenAPI 3.1 schema', async () => {
+    for (const doc of [openapi, keyless]) {
+      const validator = new Validator();
+      const result = await validator.validate(structuredClone(doc));
+      expect(result.errors ?? []).toEqual([]);
+      expect(result.valid).toBe(true);
+      expect(validator.version).toBe('3.1');
+    }
   });
 
   it('the validator is not a rubber stamp: it rejects a broken copy', async () => {
@@ -31,10 +43,12 @@ describe('openapi.json as a document', () => {
     expect((await new Validator().validate(broken)).valid).toBe(false);
   });
 
-  it('passes Redocly lint (recommended rules) with no errors and no warnings', async () => {
-    const { errors, warnings } = await redoclyLint(openapi);
-    expect(errors).toEqual([]);
-    expect(warnings).toEqual([]);
+  it('both pass Redocly lint (recommended rules) with no errors and no warnings', async () => {
+    for (const doc of [openapi, keyless]) {
+      const { errors, warnings } = await redoclyLint(doc);
+      expect(errors).toEqual([]);
+      expect(warnings).toEqual([]);
+    }
   }, 60_000);
 
   it('every component schema compiles in ajv strict mode (JSON Schema 2020-12)', () => {
@@ -47,15 +61,18 @@ describe('openapi.json as a document', () => {
     expect(check('HealthRecord', { status: 'fine', checked_at: '2026-01-01T00:00:00Z', data: null, writer: null })).not.toEqual([]);
   });
 
-  it('states version 1.0.0, the API host and site host operations, and each operation its server', () => {
+  it('each states version 1.0.0, its own host as the one server, and only that host\'s operations', () => {
     const { apiUrl, siteUrl } = inject('stack');
-    expect(openapi.openapi).toMatch(/^3\.1\.\d+$/);
-    expect(openapi.info.version).toBe('1.0.0');
-    const operations = Object.entries(openapi.paths).flatMap(([p, item]) =>
-      Object.keys(item).filter((k) => ['get', 'post', 'put', 'delete', 'patch'].includes(k)).map((m) => `${m.toUpperCase()} ${p}`));
-    expect(operations.sort()).toEqual([`GET ${STATS}`, `POST ${STATS}`, `GET ${HEALTH}`, 'GET /api/stats', 'GET /api/health'].sort());
-    for (const p of [STATS, HEALTH]) expect(openapi.paths[p]!.servers).toEqual([expect.objectContaining({ url: apiUrl })]);
-    for (const p of ['/api/stats', '/api/health']) expect(openapi.paths[p]!.servers).toEqual([expect.objectContaining({ url: siteUrl })]);
+    for (const doc of [openapi, keyless]) {
+      expect(doc.openapi).toMatch(/^3\.1\.\d+$/);
+      expect(doc.info.version).toBe('1.0.0');
+      // Generators take the top-level server; a path-level one would be ignored by them.
+      for (const item of Object.values(doc.paths)) expect(item.servers).toBeUndefined();
+    }
+    expect(openapi.servers).toEqual([expect.objectContaining({ url: apiUrl })]);
+    expect(operationsOf(openapi)).toEqual([`GET ${STATS}`, `POST ${STATS}`, `GET ${HEALTH}`].sort());
+    expect(keyless.servers).toEqual([expect.objectContaining({ url: siteUrl })]);
+    expect(operationsOf(keyless)).toEqual(['GET /api/stats', 'GET /api/health'].sort());
     expect(openapi.paths[STATS]!.post.requestBody.content['application/json'].example).toEqual({});
   });
 
@@ -71,7 +88,8 @@ describe('openapi.json as a document', () => {
         expect(op.security).toEqual(expect.arrayContaining([{ apikey: [] }, { bearer: [] }]));
       }
     }
-    for (const p of ['/api/stats', '/api/health']) expect(openapi.paths[p]!.get.security).toEqual([]);
+    for (const p of ['/api/stats', '/api/health']) expect(keyless.paths[p]!.get.security).toEqual([]);
+    expect(keyless.components.securitySchemes).toBeUndefined();
     expect(openapi['x-public-anon-key']).toBe(anonKey);
     expect(openapi.info.description).toContain(anonKey);
   });
@@ -134,6 +152,7 @@ async function liveChecks(apiUrl: string, anonKey: string, label: string) {
 
 /** The keyless site endpoints, when the edge server serves them ; reports what it skipped. */
 async function siteChecks(siteUrl: string, label: string): Promise<string[]> {
+  const openapi = keyless;
   const check = schemaValidator(openapi);
   const skipped: string[] = [];
   for (const p of ['/api/stats', '/api/health']) {
@@ -150,7 +169,24 @@ async function siteChecks(siteUrl: string, label: string): Promise<string[]> {
   return skipped;
 }
 
-describe('live responses validate against openapi.json', () => {
+describe('a generic client (openapi-fetch) on each description, as published', () => {
+  it('calls every operation of both hosts with the base URL and key the descriptions carry', async () => {
+    const check = (doc: OpenApi) => schemaValidator(doc);
+    for (const doc of [openapi, keyless]) {
+      // The key a client needs is the one the description publishes; the keyless one needs none.
+      const headers: Record<string, string> = doc['x-public-anon-key'] ? { apikey: doc['x-public-anon-key'] as string } : {};
+      const client = createClient<any>({ baseUrl: doc.servers![0]!.url, headers });
+      for (const operation of operationsOf(doc)) {
+        const [method, p] = operation.split(' ') as ['GET' | 'POST', string];
+        const result = method === 'GET' ? await client.GET(p, {}) : await client.POST(p, { body: {} });
+        expect(result.response.status, operation).toBe(200);
+        expect(check(doc)(responseSchemaName(doc, p, method.toLowerCase(), '200'), result.data), operation).toEqual([]);
+      }
+    }
+  });
+});
+
+describe('live responses validate against the descriptions', () => {
   it('empty database: nulls, empty daily, degraded health', async () => {
     const { apiUrl, anonKey, siteUrl } = inject('stack');
     const bodies = await liveChecks(apiUrl, anonKey, 'empty');
