@@ -5,11 +5,15 @@ if [ ! -d node_modules ] || [ package-lock.json -nt node_modules/.package-lock.j
   echo "Installing npm dependencies (npm ci) …"
   npm ci --no-audit --no-fund
 fi
-# nginx, and its njs module (Debian's libnginx-mod-http-js), which counts the API host's apikey headers.
+# nginx, and its njs module (Debian's libnginx-mod-http-js), which counts the API host's apikey headers;
+# brotli's modules are installed beside them when we can (nginx sends gzip only without them).
 missing=""
 if ! command -v nginx >/dev/null 2>&1 && [ ! -x /usr/sbin/nginx ]; then missing="nginx"; fi
 if [ ! -e /usr/lib/nginx/modules/ngx_http_js_module.so ] && [ ! -e /usr/share/nginx/modules/ngx_http_js_module.so ] && [ ! -e /etc/nginx/modules/ngx_http_js_module.so ]; then
   missing="$missing libnginx-mod-http-js"
+fi
+if [ "$(id -u)" = 0 ] && command -v apt-get >/dev/null 2>&1 && [ ! -e /usr/lib/nginx/modules/ngx_http_brotli_filter_module.so ]; then
+  missing="$missing libnginx-mod-http-brotli-filter libnginx-mod-http-brotli-static"
 fi
 if [ -n "$missing" ]; then
   if [ "$(id -u)" = 0 ] && command -v apt-get >/dev/null 2>&1; then
