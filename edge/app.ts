@@ -12,6 +12,8 @@ import { UNAVAILABLE_MESSAGE } from './rpc-errors.ts';
 import { renderHtml, type PageInput } from './page/html.ts';
 import { linkHeader } from './page/links.ts';
 import { renderMarkdown } from './page/markdown.ts';
+import { SITE_PATHS } from './paths.ts';
+import { createKeyDirectory, KEY_DIRECTORY_CACHE_CONTROL, KEY_DIRECTORY_MEDIA_TYPE, type KeyDirectory } from './signing.ts';
 import { SERVICE_NAME } from './texts.ts';
 import { createUpstream } from './upstream.ts';
 
@@ -54,7 +56,7 @@ export function createApp(cfg: EdgeConfig): Hono {
     origin: '*',
     allowMethods: ['GET', 'HEAD', 'POST', 'OPTIONS'],
     allowHeaders: ['content-type', 'accept', 'if-none-match', 'mcp-protocol-version', 'a2a-version', 'last-event-id'],
-    exposeHeaders: ['ETag', 'Link', 'Retry-After', 'X-Cache-Status', 'X-Markdown-Tokens'],
+    exposeHeaders: ['ETag', 'Link', 'Retry-After', 'X-Cache-Status', 'X-Markdown-Tokens', 'Signature', 'Signature-Input'],
     maxAge: 86400,
   }));
 
@@ -92,6 +94,17 @@ export function createApp(cfg: EdgeConfig): Hono {
   app.post('/a2a', limit, (c) => a2a.rpc(c.req.raw));
   app.all('/a2a', methodNotAllowed('POST, OPTIONS'));
 
+  // The key directory answers signed, as the directory draft asks; its key is imported on first use.
+  let keyDirectory: Promise<KeyDirectory> | undefined;
+  app.get(SITE_PATHS.SIG_DIRECTORY, async (c) => {
+    keyDirectory ??= createKeyDirectory(cfg.httpSigPrivateKey, cfg.siteUrl + SITE_PATHS.SIG_DIRECTORY);
+    const directory = await keyDirectory;
+    const signature = await directory.signatureHeaders();
+    return new Response(c.req.method === 'HEAD' ? null : directory.body, {
+      headers: { 'content-type': KEY_DIRECTORY_MEDIA_TYPE, 'cache-control': KEY_DIRECTORY_CACHE_CONTROL, ...signature },
+    });
+  });
+  app.all(SITE_PATHS.SIG_DIRECTORY, methodNotAllowed('GET, HEAD, OPTIONS'));
   app.get('/.well-known/agent-card.json', (c) => a2a.card(c.req.raw));
   app.all('/.well-known/agent-card.json', methodNotAllowed('GET, HEAD, OPTIONS'));
 

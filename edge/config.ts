@@ -1,6 +1,6 @@
 // The edge's own configuration. It is deliberately smaller than scripts/lib/config.ts: the edge
-// holds only the public anon key and URLs, never the JWT secret or database passwords, so the
-// process that faces the internet cannot leak what it never had.
+// holds the public anon key, the URLs and the key that signs its key directory, never the JWT
+// secret or database passwords, so the process that faces the internet cannot leak what it never had.
 export interface EdgeConfig {
   /** Public origin of the site host, {base_url}: printed in documents, cards and the page. */
   siteUrl: string;
@@ -10,6 +10,8 @@ export interface EdgeConfig {
   apiUpstream: string;
   /** The public anon key, sent to the API host in the `apikey` header. */
   anonKey: string;
+  /** Ed25519 private key (PKCS#8 DER, base64url) whose public half the key directory publishes, signed with it. */
+  httpSigPrivateKey: string;
   /** How long one upstream answer serves every surface (REST, MCP, A2A, the page). */
   statsTtlMs: number;
   /** Health must be near-live: never cached for longer than a few seconds. */
@@ -42,6 +44,7 @@ export function edgeConfigFromEnv(env: EdgeEnv): EdgeConfig {
     apiUrl: origin(required(env, 'API_URL')),
     apiUpstream: origin(required(env, 'EDGE_API_UPSTREAM')),
     anonKey: required(env, 'ANON_KEY'),
+    httpSigPrivateKey: required(env, 'HTTP_SIG_PRIVATE_KEY'),
     statsTtlMs: seconds(env, 'EDGE_STATS_TTL_SECONDS', 5),
     healthTtlMs: seconds(env, 'EDGE_HEALTH_TTL_SECONDS', 2),
     upstreamTimeoutMs: seconds(env, 'EDGE_UPSTREAM_TIMEOUT_SECONDS', 3),

@@ -3,6 +3,7 @@
 // generated from here, the page links the titled ones, and the tests request every row. A new
 // document costs its content, one row, and its content test.
 import { API_PATHS, SITE_PATHS } from './paths.ts';
+import { KEY_DIRECTORY_CACHE_CONTROL, KEY_DIRECTORY_MEDIA_TYPE } from './signing.ts';
 
 export interface SiteDocument {
   /** Path on the host. */
@@ -60,7 +61,8 @@ export const SITE_DOCUMENTS: readonly SiteDocument[] = [
   { path: SITE_PATHS.AGENT_CARD, mediaType: JSON_TYPE, cacheControl: 'public, max-age=3600', title: 'A2A agent card' },
   { path: SITE_PATHS.MCP_CARD, file: file(SITE_PATHS.MCP_CARD), mediaType: JSON_TYPE, cacheControl: CACHE_LONG, title: 'MCP server card' },
   { path: SITE_PATHS.SKILLS_INDEX, file: file(SITE_PATHS.SKILLS_INDEX), mediaType: JSON_TYPE, cacheControl: CACHE_LONG, title: 'Agent skills index' },
-  { path: SITE_PATHS.SIG_DIRECTORY, file: file(SITE_PATHS.SIG_DIRECTORY), mediaType: 'application/http-message-signatures-directory+json', cacheControl: CACHE_LONG, title: 'HTTP message signatures key directory (Ed25519 JWKS)' },
+  // Signed per answer by the edge (the signature carries created and expires).
+  { path: SITE_PATHS.SIG_DIRECTORY, mediaType: KEY_DIRECTORY_MEDIA_TYPE, cacheControl: KEY_DIRECTORY_CACHE_CONTROL, title: 'HTTP message signatures key directory (Ed25519 JWKS)' },
   { path: SITE_PATHS.ROBOTS, file: file(SITE_PATHS.ROBOTS), source: 'robots.txt', mediaType: PLAIN_TEXT, cacheControl: CACHE_LONG },
   { path: SITE_PATHS.SITEMAP, file: file(SITE_PATHS.SITEMAP), source: 'sitemap.xml', mediaType: 'application/xml', cacheControl: CACHE_LONG },
   // Browsers ask for /favicon.ico whatever the page says; an SVG under that name serves them all.

@@ -1,5 +1,6 @@
 // The edge server (edge/server.ts) as a child of the stack. It gets only what it needs: the public
-// URLs, the local API host address and the anon key; no JWT secret, no database password.
+// URLs, the local API host address, the anon key and the key directory's signing key; no JWT
+// secret, no database password.
 import path from 'node:path';
 import { ROOT_DIR, type Config } from './config.ts';
 import { startChild, waitUntil, type Child, type Log } from './processes.ts';
@@ -15,6 +16,7 @@ export async function startEdge(cfg: Config, log: Log): Promise<Child> {
     SITE_URL: cfg.siteUrl,
     API_URL: cfg.apiUrl,
     ANON_KEY: cfg.ANON_KEY,
+    HTTP_SIG_PRIVATE_KEY: cfg.HTTP_SIG_PRIVATE_KEY,
     ...cfg.edgeTunables,
   };
   const child = startChild('edge', process.execPath, [path.join(ROOT_DIR, 'edge', 'server.ts')], { cwd: ROOT_DIR, env, log });

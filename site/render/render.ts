@@ -10,7 +10,6 @@ import { brotliCompressSync, constants as zlib, gzipSync } from 'node:zlib';
 import { ROOT_DIR, type Config } from '../../scripts/lib/config.ts';
 import { hostDocument } from './openapi.ts';
 import { API_HOST_DOCUMENTS, STATIC_DOCUMENTS } from '../../edge/documents.ts';
-import { publicSigningJwk } from './signing.ts';
 import { fillJson, fillText, type Vars } from './templates.ts';
 import { API_PATHS, publicUrls, SITE_PATHS, skillPath } from '../../edge/paths.ts';
 import { mcpCardFacts, MCP_SERVER_VERSION, type McpCardFacts } from '../../edge/mcp.ts';
@@ -26,7 +25,7 @@ export const CONTENT_SIGNAL = 'search=yes, ai-input=yes, ai-train=no';
 /** Agent Skills Discovery v0.2.0 index schema identifier. */
 export const SKILLS_SCHEMA = 'https://schemas.agentskills.io/discovery/0.2.0/schema.json';
 
-export type DocumentsConfig = Pick<Config, 'siteUrl' | 'apiUrl' | 'ANON_KEY' | 'HTTP_SIG_PRIVATE_KEY' | 'dataDir'> & Partial<Pick<Config, 'policyUpdated'>>;
+export type DocumentsConfig = Pick<Config, 'siteUrl' | 'apiUrl' | 'ANON_KEY'> & Partial<Pick<Config, 'policyUpdated'>>;
 
 export interface RenderOptions {
   /** YYYY-MM-DD; default: the configuration's POLICY_UPDATED, else DEFAULT_POLICY_UPDATED. */
@@ -147,7 +146,6 @@ export async function renderSiteDocuments(cfg: DocumentsConfig, outDir: string, 
   files.set(fileOf(SITE_PATHS.PRM), json(jsonTemplate('well-known/oauth-protected-resource.json', { ...vars, RESOURCE: urls.SITE_URL })));
   files.set(API_HOST_DOCUMENTS[0]!.file, json(jsonTemplate('well-known/oauth-protected-resource.json', { ...vars, RESOURCE: urls.API_URL })));
   files.set(fileOf(SITE_PATHS.MCP_CARD), json(withServerFacts(jsonTemplate('well-known/mcp-server-card.json', vars), await mcpCardFacts(cfg.siteUrl))));
-  files.set(fileOf(SITE_PATHS.SIG_DIRECTORY), json({ keys: [publicSigningJwk(cfg.HTTP_SIG_PRIVATE_KEY)] }));
 
   // Skills: each SKILL.md is rendered first, then listed with the digest of exactly those bytes.
   const skills: SkillEntry[] = [];

@@ -4,6 +4,8 @@
 // expected URLs are written here from the spec, not read from the documents under test.
 import { createHash } from 'node:crypto';
 import { calculateJwkThumbprint } from 'jose';
+import { verify as verifyMessage } from 'http-message-sig';
+import { verifierFromJWK } from 'web-bot-auth/crypto';
 import { describe, expect, inject, it } from 'vitest';
 import { API_HOST_DOCUMENTS, STATIC_DOCUMENTS } from '../../edge/documents.ts';
 import { essence, get, getJson } from './helpers.ts';
@@ -252,6 +254,30 @@ describe('HTTP message signatures directory', () => {
       expect(Buffer.from(key.x, 'base64url')).toHaveLength(32);
       expect(key.kid).toBe(await calculateJwkThumbprint({ kty: key.kty, crv: key.crv, x: key.x }, 'sha256'));
     }
+  });
+
+  it('answers signed (Signature, Signature-Input with tag="http-message-signatures-directory", created, expires), verifiable with web-bot-auth', async () => {
+    const url = `${site()}/.well-known/http-message-signatures-directory`;
+    const res = await get(url);
+    const body = await res.json();
+    const input = res.headers.get('signature-input') ?? '';
+    expect(input).toMatch(/tag="http-message-signatures-directory"/);
+    expect(input).toMatch(/;created=\d+/);
+    expect(input).toMatch(/;expires=\d+/);
+    expect(input).toMatch(/\("@authority";req\)/);
+    const seen: { tag?: string; keyid?: string; created?: Date; expires?: Date }[] = [];
+    const check = async (requestUrl: string) => verifyMessage({ request: new Request(requestUrl), response: res }, async (data, signature, params) => {
+      seen.push(params);
+      await (await verifierFromJWK(body.keys[0]))(data, signature, params as never);
+    });
+    await check(url);
+    const [params] = seen;
+    expect(params).toMatchObject({ tag: 'http-message-signatures-directory', keyid: body.keys[0].kid });
+    expect(params!.created!.getTime()).toBeLessThanOrEqual(Date.now());
+    expect(params!.expires!.getTime()).toBeGreaterThan(Date.now());
+    expect(params!.expires!.getTime() - params!.created!.getTime()).toBeLessThanOrEqual(24 * 3600 * 1000);
+    // The signature covers the host it was asked under: the same answer fails for another host.
+    await expect(check(url.replace('127.0.0.1', 'localhost'))).rejects.toThrow(/invalid signature/);
   });
 
   it('the thumbprint computation matches the RFC 8037 test vector', async () => {

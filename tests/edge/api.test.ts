@@ -25,10 +25,13 @@ describe('GET /api/stats', () => {
     expect(body.notes.demo_data).toBeUndefined();
   });
 
-  it('has a strong ETag and answers If-None-Match with 304 at the site host', async () => {
+  it('has a strong ETag (weak once compressed) and answers If-None-Match with 304 at the site host', async () => {
+    const identity = await fetch(`${siteUrl}/api/stats`, { headers: { 'accept-encoding': 'identity' } });
+    expect(identity.headers.get('etag')).toMatch(/^"[A-Za-z0-9_-]+"$/);
+    // fetch asks for gzip: the compressed variant's validator is the weak form of the same one.
     const first = await fetch(`${siteUrl}/api/stats`);
     const etag = first.headers.get('etag');
-    expect(etag).toMatch(/^"[A-Za-z0-9_-]+"$/);
+    expect(etag).toBe(`W/${identity.headers.get('etag')}`);
     const again = await fetch(`${siteUrl}/api/stats`, { headers: { 'if-none-match': etag! } });
     expect(again.status).toBe(304);
     expect(again.headers.get('etag')).toBe(etag);
@@ -119,6 +122,7 @@ describe('the page for agents: Link header and Markdown negotiation', () => {
   const expectedLink = [
     `<${siteUrl}/.well-known/api-catalog>; rel="api-catalog"; type="application/linkset+json"`,
     `<${siteUrl}/openapi.json>; rel="service-desc"; type="application/json"`,
+    `<${siteUrl}/openapi-keyless.json>; rel="service-desc"; type="application/json"`,
     `<${siteUrl}/api-docs>; rel="service-doc"; type="text/html"`,
     `<${siteUrl}/llms.txt>; rel="describedby"; type="text/plain"`,
     `<${siteUrl}/index.md>; rel="alternate"; type="text/markdown"`,

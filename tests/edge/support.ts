@@ -1,6 +1,7 @@
 // Helpers for the edge tests: an in-process edge app on a real port, and a counting pass-through
 // proxy (a measuring instrument in front of the real API host, not a stand-in for it).
 import { serve } from '@hono/node-server';
+import { generateKeyPairSync } from 'node:crypto';
 import http from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { createApp } from '../../edge/app.ts';
@@ -45,9 +46,13 @@ export async function countingProxy(target: string): Promise<Listening & { count
   return { url: `http://127.0.0.1:${(server.address() as AddressInfo).port}`, counts, close: () => closeServer(server) };
 }
 
+/** A fresh Ed25519 key in the form HTTP_SIG_PRIVATE_KEY takes. */
+const TEST_SIGNING_KEY = generateKeyPairSync('ed25519').privateKey.export({ format: 'der', type: 'pkcs8' }).toString('base64url');
+
 export function edgeConfig(overrides: Partial<EdgeConfig> & Pick<EdgeConfig, 'apiUpstream' | 'anonKey'>): EdgeConfig {
   return {
     siteUrl: 'http://127.0.0.1:8080',
+    httpSigPrivateKey: TEST_SIGNING_KEY,
     apiUrl: overrides.apiUpstream,
     statsTtlMs: 5000,
     healthTtlMs: 2000,

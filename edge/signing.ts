@@ -1,0 +1,63 @@
+// The HTTP message signatures key directory (draft-meunier-webbotauth-httpsig-directory,
+// https://datatracker.ietf.org/doc/draft-meunier-http-message-signatures-directory/): the public half
+// of HTTP_SIG_PRIVATE_KEY as a JWKS, and the response signature the draft asks for, with
+// tag="http-message-signatures-directory", created and expires, made by the web-bot-auth package
+// (the reference implementation). Only kty/crv/x/kid/use leave this module. Web Crypto only.
+import { directoryResponseHeaders } from 'web-bot-auth';
+import { Ed25519Signer } from 'web-bot-auth/crypto';
+
+/** A signature stays valid this long; a new one is made each minute (RFC 9421 §2.3 created/expires). */
+const SIGNATURE_LIFETIME_SECONDS = 300;
+const SIGNATURE_STEP_SECONDS = 60;
+/** Clients may keep the signed answer while its signature is fresh. */
+export const KEY_DIRECTORY_CACHE_CONTROL = `public, max-age=${SIGNATURE_STEP_SECONDS}`;
+export const KEY_DIRECTORY_MEDIA_TYPE = 'application/http-message-signatures-directory+json';
+
+export interface PublicEd25519Jwk { kty: 'OKP'; crv: 'Ed25519'; x: string; kid: string; use: 'sig' }
+
+export interface KeyDirectory {
+  /** The JWKS, serialised once. */
+  body: string;
+  key: PublicEd25519Jwk;
+  /** Signature and Signature-Input of an answer now (they cover the site's authority, created, expires). */
+  signatureHeaders(now?: Date): Promise<Record<'Signature' | 'Signature-Input', string>>;
+}
+
+function base64urlBytes(value: string): Uint8Array<ArrayBuffer> {
+  const binary = atob(value.replace(/-/g, '+').replace(/_/g, '/'));
+  return Uint8Array.from(binary, (ch) => ch.charCodeAt(0));
+}
+
+/**
+ * `directoryUrl` is the directory's public URL: its authority is the one signed, whatever Host a
+ * request arrived with (behind the gateway the edge sees its own), so no header picks what is signed.
+ */
+export async function createKeyDirectory(privateKeyPkcs8Base64url: string, directoryUrl: string): Promise<KeyDirectory> {
+  let privateKey: CryptoKey;
+  try {
+    privateKey = await crypto.subtle.importKey('pkcs8', base64urlBytes(privateKeyPkcs8Base64url), { name: 'Ed25519' }, true, ['sign']);
+  } catch {
+    throw new Error('HTTP_SIG_PRIVATE_KEY must be an Ed25519 private key (PKCS#8 DER, base64url): run `npm run keys` for a new one.');
+  }
+  const jwk = await crypto.subtle.exportKey('jwk', privateKey);
+  const signer = await Ed25519Signer.fromJWK(jwk);
+  // The key id is the RFC 7638 thumbprint, as the draft and web-bot-auth compute it. No `alg`: the
+  // directory names algorithms differently from JOSE ("ed25519" vs "EdDSA").
+  const key: PublicEd25519Jwk = { kty: 'OKP', crv: 'Ed25519', x: jwk.x!, kid: signer.keyid, use: 'sig' };
+  const body = `${JSON.stringify({ keys: [key] }, null, 2)}\n`;
+  let signed: { step: number; headers: Promise<Record<'Signature' | 'Signature-Input', string>> } | undefined;
+  return {
+    body,
+    key,
+    signatureHeaders(now = new Date()) {
+      const step = Math.floor(now.getTime() / 1000 / SIGNATURE_STEP_SECONDS);
+      if (signed?.step === step) return signed.headers;
+      const created = new Date(step * SIGNATURE_STEP_SECONDS * 1000);
+      const expires = new Date(created.getTime() + SIGNATURE_LIFETIME_SECONDS * 1000);
+      const message = { request: { method: 'GET', url: directoryUrl, headers: new Headers() }, response: { status: 200, headers: new Headers() } };
+      const headers = directoryResponseHeaders(message, [signer], { created, expires }) as Promise<Record<'Signature' | 'Signature-Input', string>>;
+      signed = { step, headers };
+      return headers;
+    },
+  };
+}
