@@ -23,15 +23,17 @@ import { INVALID_PARAMS, paramsProblem, publicError, type RpcError } from './rpc
 import { healthSummary, RULES, SERVICE_NAME, statsSummary } from './texts.ts';
 
 export const AGENT_VERSION = '0.1.0-alpha';
+/** The protocol version a 0.3 agent card states (https://a2a-protocol.org/v0.3.0/specification/). */
+const A2A_CARD_PROTOCOL_VERSION = '0.3.0';
 
 const SKILLS: AgentSkill[] = [
   {
     id: 'stats',
     name: 'Public statistics',
     description:
-      "Nightly gross reward payouts (last 16 nights), today's in-progress accrual estimate, totals, capital and trailing-window returns with trading costs. Replies with a plain-words summary and the stats record as a data part.",
+      "Nightly gross reward payouts (last 16 nights), today's in-progress accrual estimate, totals, capital and trailing-window returns with trading costs. Replies with a plain-words summary and the stats record as a data part. Input: any text, or a JSON data part {\"skill\": \"stats\"}.",
     tags: ['statistics', 'liquidity rewards', 'read-only'],
-    examples: ['latest stats', "What was last night's payout?"],
+    examples: ['latest stats', "What was last night's payout?", '{"skill": "stats"}'],
     inputModes: ['text/plain', 'application/json'],
     outputModes: ['text/plain', 'application/json'],
     securityRequirements: [],
@@ -39,9 +41,9 @@ const SKILLS: AgentSkill[] = [
   {
     id: 'health',
     name: 'Data freshness and liveness',
-    description: 'Whether the data are fresh and the writer is alive ("ok", "degraded" or "down"). Ask about health, status or freshness.',
+    description: 'Whether the data are fresh and the writer is alive ("ok", "degraded" or "down"). Input: text that asks about health, status or freshness, or a JSON data part {"skill": "health"}.',
     tags: ['health', 'freshness', 'read-only'],
-    examples: ['health', 'Is the data fresh?'],
+    examples: ['health', 'Is the data fresh?', '{"skill": "health"}'],
     inputModes: ['text/plain', 'application/json'],
     outputModes: ['text/plain', 'application/json'],
     securityRequirements: [],
@@ -82,7 +84,8 @@ function hybridCard(card: AgentCard): Record<string, unknown> {
     version: card.version,
     url: legacy.url,
     preferredTransport: legacy.protocolBinding,
-    protocolVersion: legacy.protocolVersion,
+    // A2A 0.3 cards state the full version ("0.3.0"); the SDK's interface label is "0.3".
+    protocolVersion: A2A_CARD_PROTOCOL_VERSION,
     capabilities: { streaming: false, pushNotifications: false },
     defaultInputModes: card.defaultInputModes,
     defaultOutputModes: card.defaultOutputModes,

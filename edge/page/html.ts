@@ -2,7 +2,7 @@
 // script is the optional WebMCP registration). Inline CSS and SVG, no external assets.
 import type { EdgeConfig } from '../config.ts';
 import type { PublishedHealth, PublishedStats } from '../records.ts';
-import { count, DEMO_NOTICE, disclaimer, keyFigures, lede, money, orNone, percent, RULES, RULES_FOR_PEOPLE, SERVICE_NAME, type KeyFigure } from '../texts.ts';
+import { count, DEMO_NOTICE, FIGURES_LICENSE, disclaimer, keyFigures, lede, money, orNone, percent, RULES, RULES_FOR_PEOPLE, SERVICE_NAME, type KeyFigure } from '../texts.ts';
 import { nightsChart } from './chart.ts';
 import { SITE_PATHS } from '../paths.ts';
 import { esc } from './escape.ts';
@@ -39,6 +39,7 @@ function jsonLd(stats: PublishedStats | undefined, cfg: EdgeConfig): string {
       : `Aggregate, read-only statistics of one real production account that earns liquidity rewards by quoting on a prediction market: nightly gross reward payouts, today's accrual estimate, totals, a capital snapshot and trailing-window returns with trading costs. ${disclaimer(false)}`,
     url: cfg.siteUrl,
     isAccessibleForFree: true,
+    license: FIGURES_LICENSE.url,
     creator: { '@type': 'Organization', name: SERVICE_NAME, url: cfg.siteUrl },
     keywords: ['liquidity rewards', 'market making', 'prediction market', 'payouts', 'USD'],
     variableMeasured: ['nightly gross reward payout (USD)', 'accrued reward today (USD, estimate)', 'capital at stake (USD)', 'trading costs (USD)', 'gross and net yield over the window (%)'],
@@ -101,7 +102,7 @@ export interface PageInput {
 export function renderHtml({ stats, health }: PageInput, cfg: EdgeConfig): string {
   const demo = stats?.data_source === 'demo';
   const docs = DISCOVERY_DOCUMENTS.map((d) => `<li><a href="${esc(d.path)}">${esc(d.path)}</a>: ${esc(d.title)}</li>`).join('\n');
-  const endpoints = ENDPOINTS.map((d) => `<li><a href="${esc(d.path)}">${esc(d.path)}</a>: ${esc(d.title)}</li>`).join('\n');
+  const endpoints = ENDPOINTS.map((d) => `<li>${d.postOnly ? `<code>${esc(d.path)}</code>` : `<a href="${esc(d.path)}">${esc(d.path)}</a>`}: ${esc(d.title)}</li>`).join('\n');
   return `<!doctype html>
 <html lang="en">
 <head>

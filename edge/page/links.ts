@@ -7,6 +7,8 @@ import type { EdgeConfig } from '../config.ts';
 export interface DocLink {
   path: string;
   title: string;
+  /** Answers POST only: shown as an address, not a link a browser or crawler would GET (405). */
+  postOnly?: true;
 }
 
 /** The titled rows of the documents table, in its order. */
@@ -15,8 +17,8 @@ export const DISCOVERY_DOCUMENTS: DocLink[] = SITE_DOCUMENTS.flatMap((d) => (d.t
 export const ENDPOINTS: DocLink[] = [
   { path: SITE_PATHS.SITE_STATS, title: 'GET: the stats record as JSON (no key)' },
   { path: SITE_PATHS.SITE_HEALTH, title: 'GET: data freshness and liveness (no key)' },
-  { path: SITE_PATHS.MCP, title: 'POST: MCP server, Streamable HTTP (alpha)' },
-  { path: SITE_PATHS.A2A, title: 'POST: A2A JSON-RPC, message/send (alpha)' },
+  { path: SITE_PATHS.MCP, title: 'POST: MCP server, Streamable HTTP (alpha)', postOnly: true },
+  { path: SITE_PATHS.A2A, title: 'POST: A2A JSON-RPC, message/send (alpha)', postOnly: true },
   { path: SITE_PATHS.INDEX_MD, title: 'This page as Markdown' },
 ];
 

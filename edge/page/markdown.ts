@@ -52,7 +52,7 @@ export function renderMarkdown({ stats: s, health }: PageInput, cfg: EdgeConfig)
     `${s?.attribution.cite ?? `Attribute "${SERVICE_NAME}" (${cfg.siteUrl}) and include updated_at when you report these figures.`}`,
     '',
     '## For programs and agents', '',
-    ...ENDPOINTS.map((d) => `- [${d.path}](${cfg.siteUrl}${d.path}): ${d.title}`),
+    ...ENDPOINTS.map((d) => (d.postOnly ? `- \`${cfg.siteUrl}${d.path}\`: ${d.title}` : `- [${d.path}](${cfg.siteUrl}${d.path}): ${d.title}`)),
     '',
     '### Discovery documents', '',
     ...DISCOVERY_DOCUMENTS.map((d) => `- [${d.path}](${cfg.siteUrl}${d.path}): ${d.title}`),

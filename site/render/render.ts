@@ -14,7 +14,7 @@ import { fillJson, fillText, type Vars } from './templates.ts';
 import { API_PATHS, publicUrls, SITE_PATHS, skillPath } from '../../edge/paths.ts';
 import { mcpCardFacts, MCP_SERVER_VERSION, type McpCardFacts } from '../../edge/mcp.ts';
 import { contractSchemas } from '../../edge/records.ts';
-import { citeSentence, DEMO_RULE, RULES } from '../../edge/texts.ts';
+import { citeSentence, DEMO_RULE, FIGURES_LICENSE, RULES } from '../../edge/texts.ts';
 
 export const DOCUMENTS_DIR = path.join(ROOT_DIR, 'site', 'documents');
 
@@ -75,6 +75,9 @@ export function templateVars(cfg: DocumentsConfig, policyUpdated: string): Vars 
     RULE_POLLING: RULES.polling,
     RULE_CITE: citeSentence(cfg),
     RULE_DEMO: DEMO_RULE,
+    LICENSE_NAME: FIGURES_LICENSE.name,
+    LICENSE_SPDX: FIGURES_LICENSE.spdx,
+    LICENSE_URL: FIGURES_LICENSE.url,
     MCP_SERVER_VERSION,
   };
 }

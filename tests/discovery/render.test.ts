@@ -20,7 +20,7 @@ import { DEMO_RULE, GROSS_FIELDS, RULES } from '../../edge/texts.ts';
 const SITE = 'https://stats.example.org';
 const API = 'https://api.stats.example.org';
 /** Identifiers of the standards the documents name; everything else must be one of our two origins. */
-const OUTSIDE = ['https://www.rfc-editor.org/info/rfc9727', 'https://static.modelcontextprotocol.io/schemas/v1/server-card.schema.json',
+const OUTSIDE = ['https://www.rfc-editor.org/info/rfc9727', 'https://creativecommons.org/licenses/by/4.0/', 'https://static.modelcontextprotocol.io/schemas/v1/server-card.schema.json',
   'https://schemas.agentskills.io/discovery/0.2.0/schema.json', 'http://www.sitemaps.org/schemas/sitemap/0.9',
   // the dialect the MCP SDK names in the tools' JSON Schemas
   'http://json-schema.org/draft-07/schema#',

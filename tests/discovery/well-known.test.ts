@@ -362,6 +362,8 @@ describe('auth.md (access, limits, terms)', () => {
     expect(text).toMatch(/at most once per minute/i);
     expect(text).toMatch(/every 5 minutes is recommended/i);
     expect(text).toMatch(/User-Agent/);
+    // The terms of use, the same licence the page's Dataset and OpenAPI state.
+    expect(text).toContain('CC BY 4.0 (https://creativecommons.org/licenses/by/4.0/)');
     expect(text).toMatch(/401/);
     expect(text).toMatch(/Re-read this document/i);
     expect(text).toMatch(/human contact/i);

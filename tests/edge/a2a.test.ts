@@ -26,7 +26,7 @@ describe('the agent card', () => {
     expect(res.status).toBe(200);
     expect(res.headers.get('vary')).toMatch(/A2A-Version/i);
     const card = await res.json();
-    expect(card).toMatchObject({ name: 'Public Stats Service', url: `${siteUrl}/a2a`, protocolVersion: '0.3', preferredTransport: 'JSONRPC' });
+    expect(card).toMatchObject({ name: 'Public Stats Service', url: `${siteUrl}/a2a`, protocolVersion: '0.3.0', preferredTransport: 'JSONRPC' });
     expect(card.version).toMatch(/alpha/);
     expect(card.supportedInterfaces).toEqual(expect.arrayContaining([
       expect.objectContaining({ url: `${siteUrl}/a2a`, protocolBinding: 'JSONRPC', protocolVersion: '1.0' }),

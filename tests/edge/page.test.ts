@@ -113,7 +113,12 @@ for (const kind of ['demo', 'import'] as const) {
         expect(await page.locator('html').getAttribute('lang')).toBe('en');
 
         const ld = JSON.parse((await page.locator('script[type="application/ld+json"]').textContent())!);
-        expect(ld).toMatchObject({ '@context': 'https://schema.org', '@type': 'Dataset', dateModified: stats.updated_at, url: siteUrl });
+        expect(ld).toMatchObject({ '@context': 'https://schema.org', '@type': 'Dataset', dateModified: stats.updated_at, url: siteUrl, license: 'https://creativecommons.org/licenses/by/4.0/' });
+        // POST-only endpoints are named, not linked: a GET there is a 405.
+        for (const postOnly of ['/mcp', '/a2a']) {
+          expect(await page.locator(`a[href="${postOnly}"]`).count(), postOnly).toBe(0);
+          expect(await page.locator('code', { hasText: postOnly }).count(), postOnly).toBeGreaterThanOrEqual(1);
+        }
         // Demo data is never described as the real account, not even to crawlers.
         if (kind === 'demo') {
           expect(ld.description).toMatch(/^DEMO DATA/);
