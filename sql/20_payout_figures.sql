@@ -1,5 +1,13 @@
+-- Where the track record starts: the since_date setting, else the first payout dated today or earlier.
+create function stats.since_date(p_today date) returns date
+language sql stable set search_path = '' as $$
+  select coalesce((select s.since_date from stats.settings s), (select min(p.date) from stats.payout p where p.date <= p_today))
+$$;
+alter function stats.since_date(date) owner to stats_owner;
+grant execute on function stats.since_date(date) to stats_writer;
+
 -- Nightly payouts: the latest 16 nights dated today or earlier, oldest first; the latest night; and
--- the totals from since_date (the setting, else the first payout): sum, best and worst night.
+-- the totals from since_date: sum, best and worst night.
 create function stats.payout_figures(p_now timestamptz) returns json
 language plpgsql stable set search_path = '' set plan_cache_mode = force_generic_plan as $$
 declare
@@ -16,7 +24,7 @@ begin
     into v_daily
     from (select p.date, p.usd from stats.payout p where p.date <= today order by p.date desc limit 16) d;
 
-  v_since := coalesce((select s.since_date from stats.settings s), (select min(p.date) from stats.payout p where p.date <= today));
+  v_since := stats.since_date(today);
   select sum(p.usd), max(p.usd), min(p.usd) into v_total, v_best, v_worst
     from stats.payout p where p.date >= v_since and p.date <= today;
 
