@@ -20,7 +20,7 @@ import type { EdgeConfig } from './config.ts';
 import type { Figures } from './figures.ts';
 import { strongEtag, etagMatches } from './http.ts';
 import { INVALID_PARAMS, paramsProblem, publicError, type RpcError } from './rpc-errors.ts';
-import { healthSummary, RULES, SERVICE_NAME, statsSummary } from './texts.ts';
+import { healthSummary, historySummary, RULES, SERVICE_NAME, statsSummary } from './texts.ts';
 
 export const AGENT_VERSION = '0.1.0-alpha';
 /** The protocol version a 0.3 agent card states (https://a2a-protocol.org/v0.3.0/specification/). */
@@ -34,6 +34,16 @@ const SKILLS: AgentSkill[] = [
       "Nightly gross reward payouts (last 16 nights), today's in-progress accrual estimate, totals, capital and trailing-window returns with trading costs. Replies with a plain-words summary and the stats record as a data part. Input: any text, or a JSON data part {\"skill\": \"stats\"}.",
     tags: ['statistics', 'liquidity rewards', 'read-only'],
     examples: ['latest stats', "What was last night's payout?", '{"skill": "stats"}'],
+    inputModes: ['text/plain', 'application/json'],
+    outputModes: ['text/plain', 'application/json'],
+    securityRequirements: [],
+  },
+  {
+    id: 'history',
+    name: 'The whole track record',
+    description: 'Every settled night since the start, oldest first, with the running gross total, trading cost and capital base. Replies with a short summary and the history record as a data part. Input: text that asks for the history or track record, or a JSON data part {"skill": "history"}.',
+    tags: ['history', 'track record', 'read-only'],
+    examples: ['full history', 'Show the whole track record', '{"skill": "history"}'],
     inputModes: ['text/plain', 'application/json'],
     outputModes: ['text/plain', 'application/json'],
     securityRequirements: [],
@@ -100,31 +110,46 @@ function hybridCard(card: AgentCard): Record<string, unknown> {
 
 const HEALTH_WORDS = /\b(health|healthy|status|fresh|freshness|stale|alive|liveness|writer|heartbeat|down)\b/i;
 
-/** Health when the message asks about it (in words, or a data part naming the skill); else stats. */
-export function wantsHealth(parts: Part[]): boolean {
-  return parts.some((part) => {
+const HISTORY_WORDS = /\b(history|historical|track record|every night|all nights|whole record|series|csv|cumulative|since the start)\b/i;
+
+export type SkillId = 'stats' | 'history' | 'health';
+
+/**
+ * The skill a message asks for: a data part naming it ({"skill": …}) decides; otherwise words about
+ * health, then about the history; else the stats.
+ */
+export function askedSkill(parts: Part[]): SkillId {
+  for (const part of parts) {
     const content = part.content;
-    if (content?.$case === 'text') return HEALTH_WORDS.test(content.value);
     if (content?.$case === 'data' && content.value && typeof content.value === 'object') {
       const asked = (content.value as Record<string, unknown>).skill ?? (content.value as Record<string, unknown>).operation;
-      return asked === 'health';
+      if (asked === 'health' || asked === 'history' || asked === 'stats') return asked;
     }
-    return false;
-  });
+  }
+  const words = parts.map((part) => (part.content?.$case === 'text' ? part.content.value : '')).join(' ');
+  if (HEALTH_WORDS.test(words)) return 'health';
+  if (HISTORY_WORDS.test(words)) return 'history';
+  return 'stats';
 }
 
 class FiguresExecutor implements AgentExecutor {
   private readonly figures: Figures;
-  constructor(figures: Figures) {
+  private readonly siteUrl: string;
+  constructor(figures: Figures, siteUrl: string) {
     this.figures = figures;
+    this.siteUrl = siteUrl;
   }
 
   async execute(ctx: RequestContext, bus: Parameters<AgentExecutor['execute']>[1]): Promise<void> {
     let text: string;
     let data: unknown;
-    if (wantsHealth(ctx.userMessage.parts)) {
+    const skill = askedSkill(ctx.userMessage.parts);
+    const history = skill === 'history' ? await this.figures.history().catch(() => undefined) : undefined;
+    if (skill === 'health') {
       const health = (await this.figures.health()).value;
       [text, data] = [healthSummary(health), health];
+    } else if (history) {
+      [text, data] = [historySummary(history.value, this.siteUrl), history.value];
     } else {
       const stats = await this.figures.stats().catch(() => undefined);
       const health = stats ? undefined : (await this.figures.health()).value;
@@ -162,7 +187,7 @@ export interface A2AHandlers {
 export function createA2A(cfg: EdgeConfig, figures: Figures): A2AHandlers {
   const card = buildAgentCard(cfg);
   // The task store is required by the handler's constructor; replies are Messages, so it stays empty.
-  const requestHandler = new DefaultRequestHandler(card, new InMemoryTaskStore(), new FiguresExecutor(figures));
+  const requestHandler = new DefaultRequestHandler(card, new InMemoryTaskStore(), new FiguresExecutor(figures, cfg.siteUrl));
   const v1 = new JsonRpcTransportHandler(requestHandler);
   const v03 = new LegacyJsonRpcTransportHandler(requestHandler);
   const cardBodies = Promise.all([hybridCard(card), card].map(async (c) => {

@@ -6,7 +6,10 @@ import { cors } from 'hono/cors';
 import { createA2A } from './a2a.ts';
 import type { EdgeConfig } from './config.ts';
 import { createFigures, type Figures } from './figures.ts';
-import { etagMatches, jsonError, prefersHtml, prefersMarkdown } from './http.ts';
+import { etagMatches, jsonError, prefersHtml, prefersMarkdown, strongEtag } from './http.ts';
+import { badgeSvg, SVG_TYPE } from './badge.ts';
+import { ATOM_TYPE, atomFeed } from './feed.ts';
+import { historyCsv, parseRange, withinRange } from './history.ts';
 import { handleMcp } from './mcp.ts';
 import { UNAVAILABLE_MESSAGE } from './rpc-errors.ts';
 import { renderHtml, type PageInput } from './page/html.ts';
@@ -25,6 +28,10 @@ export const HEALTH_CACHE_CONTROL = 'public, max-age=5';
 export const MAX_BODY_BYTES = 64 * 1024;
 
 const JSON_TYPE = 'application/json; charset=utf-8';
+/** text/csv as RFC 4180 §3 registers it, with its header parameter: the first line names the columns. */
+const CSV_TYPE = 'text/csv; charset=utf-8; header=present';
+
+const unavailable = () => jsonError(503, `${UNAVAILABLE_MESSAGE} GET /api/health reports the status.`, { 'retry-after': '30' });
 
 function methodNotAllowed(allow: string) {
   return () => jsonError(405, `Method not allowed: use ${allow.replace(', OPTIONS', '')}.`, { allow });
@@ -37,7 +44,7 @@ function notFound(c: Context): Response {
       { status: 404, headers: { 'content-type': 'text/html; charset=utf-8', 'cache-control': 'no-store' } },
     );
   }
-  return jsonError(404, 'Not found: this site serves GET /api/stats, GET /api/health, POST /mcp, POST /a2a and the documents linked from /.');
+  return jsonError(404, 'Not found: this site serves GET /api/stats, GET /api/history (also .csv), GET /api/health, POST /mcp, POST /a2a and the documents linked from /.');
 }
 
 export function createApp(cfg: EdgeConfig): Hono {
@@ -70,12 +77,54 @@ export function createApp(cfg: EdgeConfig): Hono {
       console.error(`edge: ${error.message}`);
       return undefined;
     });
-    if (!stats) return jsonError(503, `${UNAVAILABLE_MESSAGE} GET /api/health reports the status.`, { 'retry-after': '30' });
+    if (!stats) return unavailable();
     const headers = { 'content-type': JSON_TYPE, 'cache-control': STATS_CACHE_CONTROL, etag: stats.etag };
     if (etagMatches(c.req.header('if-none-match'), stats.etag)) return new Response(null, { status: 304, headers });
     return new Response(stats.body, { headers });
   });
   app.all('/api/stats', methodNotAllowed('GET, HEAD, OPTIONS'));
+
+  // The track record, whole or within from/to; as JSON or CSV, with the stats' cache policy.
+  const history = (format: 'json' | 'csv') => async (c: Context) => {
+    const range = parseRange({ from: c.req.query('from'), to: c.req.query('to') });
+    if ('error' in range) return jsonError(400, range.error);
+    const whole = await figures.history().catch((error: Error) => {
+      console.error(`edge: ${error.message}`);
+      return undefined;
+    });
+    if (!whole) return unavailable();
+    const record = withinRange(whole.value, range);
+    const body = format === 'csv' ? historyCsv(record) : record === whole.value ? whole.body : `${JSON.stringify(record)}\n`;
+    const etag = record === whole.value && format === 'json' ? whole.etag : await strongEtag(body);
+    const headers = { 'content-type': format === 'csv' ? CSV_TYPE : JSON_TYPE, 'cache-control': STATS_CACHE_CONTROL, etag };
+    if (etagMatches(c.req.header('if-none-match'), etag)) return new Response(null, { status: 304, headers });
+    return new Response(body, { headers });
+  };
+  app.get(SITE_PATHS.SITE_HISTORY, history('json'));
+  app.all(SITE_PATHS.SITE_HISTORY, methodNotAllowed('GET, HEAD, OPTIONS'));
+  app.get(SITE_PATHS.SITE_HISTORY_CSV, history('csv'));
+  app.all(SITE_PATHS.SITE_HISTORY_CSV, methodNotAllowed('GET, HEAD, OPTIONS'));
+
+  // The feed and the badge: cacheable like the stats, with validators.
+  const cached = (body: string, type: string, lastModified: string | null | undefined) => async (c: Context) => {
+    const etag = await strongEtag(body);
+    const headers: Record<string, string> = { 'content-type': type, 'cache-control': STATS_CACHE_CONTROL, etag };
+    if (lastModified) headers['last-modified'] = new Date(lastModified).toUTCString();
+    if (etagMatches(c.req.header('if-none-match'), etag)) return new Response(null, { status: 304, headers });
+    return new Response(c.req.method === 'HEAD' ? null : body, { headers });
+  };
+  app.get(SITE_PATHS.FEED, async (c) => {
+    const whole = await figures.history().catch(() => undefined);
+    if (!whole) return unavailable();
+    const feed = atomFeed(whole.value, cfg);
+    return cached(feed.body, ATOM_TYPE, feed.updated)(c);
+  });
+  app.all(SITE_PATHS.FEED, methodNotAllowed('GET, HEAD, OPTIONS'));
+  app.get(SITE_PATHS.BADGE, async (c) => {
+    const stats = await figures.stats().catch(() => undefined);
+    return cached(badgeSvg(stats?.value), SVG_TYPE, stats?.value.updated_at)(c);
+  });
+  app.all(SITE_PATHS.BADGE, methodNotAllowed('GET, HEAD, OPTIONS'));
 
   // Always 200 while the site is up: the status field carries "down", never the HTTP status.
   app.get('/api/health', async () => {

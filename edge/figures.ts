@@ -1,10 +1,10 @@
-// One upstream cache feeds every surface: /api/stats, /api/health, MCP, A2A and the page. The
+// One upstream cache feeds every surface: /api/stats, /api/history, /api/health, MCP, A2A and the page. The
 // published form (record + attribution + notes), its JSON body and its ETag are built once per
 // upstream answer, not once per request.
 import { SingleFlight } from './cache.ts';
 import type { EdgeConfig } from './config.ts';
 import { strongEtag } from './http.ts';
-import type { PublishedHealth, PublishedStats, StatsRecord } from './records.ts';
+import type { HistoryRecord, PublishedHealth, PublishedStats, StatsRecord } from './records.ts';
 import { SERVICE_NAME, citeSentence, notesFor } from './texts.ts';
 import type { Upstream } from './upstream.ts';
 
@@ -17,6 +17,8 @@ export interface Prepared<T> {
 
 export interface Figures {
   stats(): Promise<Prepared<PublishedStats>>;
+  /** The whole track record, as landing_history returns it. */
+  history(): Promise<Prepared<HistoryRecord>>;
   health(): Promise<Prepared<PublishedHealth>>;
 }
 
@@ -28,7 +30,7 @@ export function publishStats(record: StatsRecord, cfg: EdgeConfig): PublishedSta
   };
 }
 
-async function prepare<T>(value: T): Promise<Prepared<T>> {
+export async function prepare<T>(value: T): Promise<Prepared<T>> {
   const body = `${JSON.stringify(value)}\n`;
   return { value, body, etag: await strongEtag(body) };
 }
@@ -39,5 +41,6 @@ export function createFigures(cfg: EdgeConfig, upstream: Upstream): Figures {
     const { record, apiHostReachable } = await upstream.health();
     return prepare<PublishedHealth>({ ...record, api_host_reachable: apiHostReachable });
   }, cfg.healthTtlMs);
-  return { stats: () => stats.get(), health: () => health.get() };
+  const history = new SingleFlight(async () => prepare(await upstream.history()), cfg.statsTtlMs);
+  return { stats: () => stats.get(), history: () => history.get(), health: () => health.get() };
 }

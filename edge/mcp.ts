@@ -18,9 +18,11 @@ import {
 import { AjvJsonSchemaValidator } from '@modelcontextprotocol/sdk/validation/ajv';
 import type { EdgeConfig } from './config.ts';
 import type { Figures } from './figures.ts';
-import { PublishedHealthSchema, PublishedStatsSchema } from './records.ts';
+import { z } from 'zod';
+import { parseRange, withinRange } from './history.ts';
+import { HistoryRecordSchema, PublishedHealthSchema, PublishedStatsSchema } from './records.ts';
 import { INTERNAL_ERROR, INVALID_PARAMS, INVALID_REQUEST, paramsProblem, publicError, UNAVAILABLE_MESSAGE, type RpcError } from './rpc-errors.ts';
-import { healthSummary, mcpInstructions, SERVICE_NAME, statsSummary } from './texts.ts';
+import { healthSummary, historySummary, mcpInstructions, SERVICE_NAME, statsSummary } from './texts.ts';
 
 export const MCP_SERVER_NAME = 'public-stats';
 export const MCP_SERVER_VERSION = '0.1.0-alpha';
@@ -52,6 +54,24 @@ function buildServer(cfg: Pick<EdgeConfig, 'siteUrl'>, figures: Figures): McpSer
     const stats = await figures.stats().catch(() => undefined);
     if (!stats) return unavailable();
     return { content: [{ type: 'text', text: statsSummary(stats.value) }], structuredContent: stats.value };
+  });
+  server.registerTool('get_history', {
+    title: 'Get the whole track record',
+    description:
+      'Every settled night since since_date, oldest first: the gross reward payout, the running gross total, that date\'s trading cost and the capital base the returns use. Optional from/to (YYYY-MM-DD, inclusive) narrow it. Gross figures are not profit; cite updated_at.',
+    inputSchema: {
+      from: z.iso.date().optional().describe('First night to include (YYYY-MM-DD, UTC).'),
+      to: z.iso.date().optional().describe('Last night to include (YYYY-MM-DD, UTC).'),
+    },
+    outputSchema: HistoryRecordSchema,
+    annotations: { title: 'Get the whole track record', ...READ_ONLY },
+  }, async (args) => {
+    const range = parseRange(args);
+    if ('error' in range) return { isError: true, content: [{ type: 'text', text: range.error }] };
+    const history = await figures.history().catch(() => undefined);
+    if (!history) return unavailable();
+    const record = withinRange(history.value, range);
+    return { content: [{ type: 'text', text: historySummary(record, cfg.siteUrl) }], structuredContent: record };
   });
   server.registerTool('get_health', {
     title: 'Get data freshness and writer liveness',
@@ -95,6 +115,7 @@ export async function mcpCardFacts(siteUrl: string): Promise<McpCardFacts> {
   // Listing runs no tool, so the figures are never read.
   const noFigures: Figures = {
     stats: () => Promise.reject(new Error('not read while listing')),
+    history: () => Promise.reject(new Error('not read while listing')),
     health: () => Promise.reject(new Error('not read while listing')),
   };
   const server = buildServer({ siteUrl }, noFigures);

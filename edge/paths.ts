@@ -30,6 +30,10 @@ export const SITE_PATHS = {
   SITE_API: '/api/',
   SITE_STATS: '/api/stats',
   SITE_HEALTH: '/api/health',
+  SITE_HISTORY: '/api/history',
+  SITE_HISTORY_CSV: '/api/history.csv',
+  FEED: '/feed.xml',
+  BADGE: '/badge.svg',
   MCP: '/mcp',
   A2A: '/a2a',
 } as const;
@@ -39,6 +43,7 @@ export const API_PATHS = {
   REST_BASE: '/rest/v1',
   STATS: '/rest/v1/rpc/landing_stats',
   HEALTH: '/rest/v1/rpc/landing_health',
+  HISTORY: '/rest/v1/rpc/landing_history',
   PRM: '/.well-known/oauth-protected-resource',
   AUTH_ISSUER: '/auth/v1',
   // RFC 8414 §3.1: the well-known name goes between the host and the issuer's path.

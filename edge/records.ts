@@ -1,5 +1,5 @@
 // The record contract: every field the service publishes, its type and what it means, once. The
-// figures come from landing_stats()/landing_health() unchanged (SQL is the one truth); these
+// figures come from landing_stats()/landing_history()/landing_health() unchanged (SQL is the one truth); these
 // schemas check what arrived, give MCP its output schemas, and generate the OpenAPI component
 // schemas (contractSchemas). The top-level records are open, because the published record is
 // abridged: a field the SQL adds later passes through. The nested objects are closed.
@@ -55,6 +55,24 @@ export const StatsRecordSchema = z.looseObject({
     .describe('Where the figures come from; "demo" means demo data, not the real account; null before any data.'),
 }).describe('The stats record (abridged: further top-level fields may appear). "No data" is null, never a made-up zero, except today\'s accrual and breadth, which are 0 when there is nothing for today.').register(contract, { id: 'StatsRecord' });
 export type StatsRecord = z.infer<typeof StatsRecordSchema>;
+
+export const HistoryNightSchema = z.object({
+  date: date.describe("Payout date (UTC). The payout settled at 00:00 UTC and covers the prior day's activity."),
+  usd: z.number().min(0).describe('Gross reward payout for that night, USD. Gross reward income, not profit.'),
+  total_usd: z.number().min(0).describe('Running gross payout total from since_date through this night, USD.'),
+  trading_cost_usd: z.number().nullable().describe("That date's cost of unwinding filled inventory, USD (signed: a gain is a negative cost); null when none is recorded."),
+  at_stake_usd: z.number().nullable().describe("The capital base the returns use for that day: the day's last snapshot of capital at stake, USD; null when the day has none."),
+  updated_at: timestamp.describe("When that night's payout was first recorded or last corrected (ISO 8601 UTC)."),
+}).describe('One settled night of the track record.').register(contract, { id: 'HistoryNight' });
+
+export const HistoryRecordSchema = z.looseObject({
+  updated_at: timestamp.nullable().describe('Time the figures were produced, as in the stats record; null before any data. Cite it.'),
+  since_date: date.nullable().describe('Date from which the track record and its running total count; null before any payout.'),
+  data_source: z.enum(['polymarket', 'import', 'demo']).nullable()
+    .describe('Where the figures come from; "demo" means demo data, not the real account; null before any data.'),
+  nights: z.array(HistoryNightSchema).describe('Every settled night since since_date, oldest first; empty before any payout.'),
+}).describe('The whole track record: every settled night with its running gross total, trading cost and capital base.').register(contract, { id: 'HistoryRecord' });
+export type HistoryRecord = z.infer<typeof HistoryRecordSchema>;
 
 export const HealthDataSchema = z.object({
   last_payout_date: date.nullable().describe('Date of the latest payout; null before any.'),

@@ -3,7 +3,7 @@
 // skills, llms.txt, OpenAPI) cannot drift apart: the record's semantic rules and the service's
 // disclaimers, in plain words.
 import type { EdgeConfig } from './config.ts';
-import type { HealthRecord, PublishedHealth, PublishedStats, StatsRecord } from './records.ts';
+import type { HealthRecord, HistoryRecord, PublishedHealth, PublishedStats, StatsRecord } from './records.ts';
 
 export const SERVICE_NAME = 'Public Stats Service';
 
@@ -132,6 +132,19 @@ export function keyFigures(s: PublishedStats): KeyFigure[] {
 }
 
 /** A plain-words summary that respects the rules; used by MCP, A2A and the Markdown page. */
+/** The track record in a few words; the structured record carries every night. */
+export function historySummary(h: HistoryRecord, siteUrl: string): string {
+  const first = h.nights[0];
+  const last = h.nights.at(-1);
+  return [
+    `${SERVICE_NAME} (${siteUrl}), track record updated at ${orNone(h.updated_at)}.`,
+    ...(h.data_source === 'demo' ? [DEMO_NOTICE] : []),
+    first && last
+      ? `${h.nights.length} settled nights from ${first.date} to ${last.date}; running gross total ${money(last.total_usd)} since ${orNone(h.since_date)} (reward income before trading costs, not profit). Every night is in the structured result.`
+      : 'No settled night in this range.',
+  ].join('\n');
+}
+
 export function statsSummary(s: PublishedStats): string {
   const r = s.returns;
   const lines = [

@@ -1,14 +1,16 @@
-// The only way figures enter the edge: the two RPCs on the API host, called with the public anon
+// The only way figures enter the edge: the three RPCs on the API host, called with the public anon
 // key exactly as any outside client would, through postgrest-js.
 import { PostgrestClient } from '@supabase/postgrest-js';
 import type { EdgeConfig } from './config.ts';
-import { HealthRecordSchema, StatsRecordSchema, type HealthRecord, type StatsRecord } from './records.ts';
+import { HealthRecordSchema, HistoryRecordSchema, StatsRecordSchema, type HealthRecord, type HistoryRecord, type StatsRecord } from './records.ts';
 
 export class UpstreamError extends Error {}
 
 export interface Upstream {
   /** The landing_stats record; throws UpstreamError when it cannot be had. */
   stats(): Promise<StatsRecord>;
+  /** The landing_history record; throws UpstreamError when it cannot be had. */
+  history(): Promise<HistoryRecord>;
   /** The landing_health record, or "down" (never throws: health is reported, not raised). */
   health(): Promise<{ record: HealthRecord; apiHostReachable: boolean }>;
 }
@@ -25,7 +27,7 @@ export function createUpstream(cfg: EdgeConfig, fetchImpl: typeof fetch = fetch)
     // a caller would wait that long. The edge answers at once and its cache asks again soon.
     retry: false,
   });
-  const call = (fn: 'landing_stats' | 'landing_health') =>
+  const call = (fn: 'landing_stats' | 'landing_history' | 'landing_health') =>
     client.rpc(fn, {}, { get: true }).abortSignal(AbortSignal.timeout(cfg.upstreamTimeoutMs));
 
   return {
@@ -34,6 +36,13 @@ export function createUpstream(cfg: EdgeConfig, fetchImpl: typeof fetch = fetch)
       if (error) throw new UpstreamError(`landing_stats failed (HTTP ${status}): ${error.message}`);
       const parsed = StatsRecordSchema.safeParse(data);
       if (!parsed.success) throw new UpstreamError(`landing_stats returned an unexpected shape: ${parsed.error.message}`);
+      return parsed.data;
+    },
+    async history() {
+      const { data, error, status } = await call('landing_history');
+      if (error) throw new UpstreamError(`landing_history failed (HTTP ${status}): ${error.message}`);
+      const parsed = HistoryRecordSchema.safeParse(data);
+      if (!parsed.success) throw new UpstreamError(`landing_history returned an unexpected shape: ${parsed.error.message}`);
       return parsed.data;
     },
     async health() {

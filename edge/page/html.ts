@@ -114,6 +114,7 @@ export function renderHtml({ stats, health }: PageInput, cfg: EdgeConfig): strin
 <link rel="service-desc" type="application/json" href="${esc(cfg.siteUrl)}${SITE_PATHS.OPENAPI}">
 <link rel="service-desc" type="application/json" href="${esc(cfg.siteUrl)}${SITE_PATHS.OPENAPI_KEYLESS}">
 <link rel="describedby" type="text/plain" href="${esc(cfg.siteUrl)}/llms.txt">
+<link rel="alternate" type="application/atom+xml" title="${esc(SERVICE_NAME)}: nightly payouts" href="${esc(cfg.siteUrl)}${SITE_PATHS.FEED}">
 <style>${CSS}</style>
 <script type="application/ld+json">${jsonLd(stats, cfg)}</script>
 </head>

@@ -16,6 +16,9 @@ export const DISCOVERY_DOCUMENTS: DocLink[] = SITE_DOCUMENTS.flatMap((d) => (d.t
 
 export const ENDPOINTS: DocLink[] = [
   { path: SITE_PATHS.SITE_STATS, title: 'GET: the stats record as JSON (no key)' },
+  { path: SITE_PATHS.SITE_HISTORY, title: 'GET: the whole track record as JSON (no key; from/to narrow it)' },
+  { path: SITE_PATHS.SITE_HISTORY_CSV, title: 'GET: the whole track record as CSV (no key)' },
+  { path: SITE_PATHS.FEED, title: 'Atom feed: one entry per settled night' },
   { path: SITE_PATHS.SITE_HEALTH, title: 'GET: data freshness and liveness (no key)' },
   { path: SITE_PATHS.MCP, title: 'POST: MCP server, Streamable HTTP (alpha)', postOnly: true },
   { path: SITE_PATHS.A2A, title: 'POST: A2A JSON-RPC, message/send (alpha)', postOnly: true },

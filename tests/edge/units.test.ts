@@ -4,7 +4,7 @@ import { describe, expect, it } from 'vitest';
 import { SingleFlight } from '../../edge/cache.ts';
 import { acceptQuality, etagMatches, prefersHtml, prefersMarkdown, strongEtag } from '../../edge/http.ts';
 import { nightsChart } from '../../edge/page/chart.ts';
-import { wantsHealth } from '../../edge/a2a.ts';
+import { askedSkill } from '../../edge/a2a.ts';
 import type { Part } from '@a2a-js/sdk';
 
 describe('content negotiation', () => {
@@ -93,13 +93,16 @@ describe('A2A: what the message asks for', () => {
   const text = (value: string): Part => ({ content: { $case: 'text', value }, mediaType: 'text/plain', filename: '', metadata: undefined });
   const data = (value: unknown): Part => ({ content: { $case: 'data', value }, mediaType: 'application/json', filename: '', metadata: undefined });
   it('chooses health for questions about health or freshness, stats otherwise', () => {
-    expect(wantsHealth([text('health')])).toBe(true);
-    expect(wantsHealth([text('Is the data fresh?')])).toBe(true);
-    expect(wantsHealth([text('is the writer alive')])).toBe(true);
-    expect(wantsHealth([data({ skill: 'health' })])).toBe(true);
-    expect(wantsHealth([text('latest stats')])).toBe(false);
-    expect(wantsHealth([text("what was last night's payout?")])).toBe(false);
-    expect(wantsHealth([data({ skill: 'stats' })])).toBe(false);
-    expect(wantsHealth([])).toBe(false);
+    expect(askedSkill([text('health')])).toBe('health');
+    expect(askedSkill([text('Is the data fresh?')])).toBe('health');
+    expect(askedSkill([text('is the writer alive')])).toBe('health');
+    expect(askedSkill([data({ skill: 'health' })])).toBe('health');
+    expect(askedSkill([text('latest stats')])).toBe('stats');
+    expect(askedSkill([text("what was last night's payout?")])).toBe('stats');
+    expect(askedSkill([data({ skill: 'stats' })])).toBe('stats');
+    expect(askedSkill([text('the full history, please')])).toBe('history');
+    expect(askedSkill([text('Show the whole track record')])).toBe('history');
+    expect(askedSkill([data({ skill: 'history' })])).toBe('history');
+    expect(askedSkill([])).toBe('stats');
   });
 });

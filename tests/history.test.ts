@@ -1,0 +1,179 @@
+// The whole track record end to end: 1,000 nights with costs and capital, imported through the
+// writer CLI, come back night for night and identical through landing_history (API host),
+// /api/history, /api/history.csv and MCP get_history, and match running totals and capital bases
+// computed here, independently of the SQL. Then the range filter, the Atom feed and the badge.
+import { Client } from '@modelcontextprotocol/sdk/client/index.js';
+import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
+import { XMLParser, XMLValidator } from 'fast-xml-parser';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { API_PATHS, SITE_PATHS } from '../edge/paths.ts';
+import { startTestStack, type TestStack } from './support/stack.ts';
+import { addDays, cliEnv, runCli, todayUtc } from './writer/helpers.ts';
+
+const NIGHTS = 1000;
+let stack: TestStack;
+
+interface Night { date: string; usd: number; total_usd: number; trading_cost_usd: number | null; at_stake_usd: number | null }
+let expected: Night[];
+
+/** Cents from a deterministic generator, so a failure can be replayed. */
+function generator(seed: number) {
+  let state = seed;
+  return () => { state = (state * 1103515245 + 12345) % 2 ** 31; return state / 2 ** 31; };
+}
+const cents = (value: number) => Math.round(value * 100) / 100;
+
+beforeAll(async () => {
+  stack = await startTestStack();
+  const random = generator(42);
+  const today = todayUtc();
+  const events: object[] = [];
+  expected = [];
+  let totalCents = 0;
+  for (let i = NIGHTS; i >= 1; i--) {
+    const date = addDays(today, -i);
+    const usd = cents(10 + random() * 90);
+    events.push({ type: 'payout', date, usd });
+    totalCents += Math.round(usd * 100);
+    // Two nights in three have a cost, some of them a gain (a negative cost).
+    const cost = random() < 2 / 3 ? cents((random() - 0.2) * 30) : null;
+    if (cost !== null) events.push({ type: 'trading_cost', date, usd: cost });
+    // Half the days have capital snapshots, one to three; the day's base is its last one.
+    let base: number | null = null;
+    if (random() < 0.5) {
+      const snapshots = 1 + Math.floor(random() * 3);
+      for (let s = 0; s < snapshots; s++) {
+        const cash = cents(5000 + random() * 3000);
+        const inventory = cents(random() * 2000);
+        events.push({ type: 'capital', at: `${date}T${String(6 + s * 6).padStart(2, '0')}:15:00Z`, cash_usd: cash, inventory_usd: inventory, positions: 3 });
+        base = cents(cash + inventory);
+      }
+    }
+    expected.push({ date, usd, total_usd: totalCents / 100, trading_cost_usd: cost, at_stake_usd: base });
+  }
+  const run = await runCli(['import', '-'], cliEnv(stack), events.map((e) => JSON.stringify(e)).join('\n') + '\n');
+  expect(run.code, run.stderr).toBe(0);
+}, 180_000);
+
+afterAll(async () => { await stack?.destroy(); });
+
+const strip = (nights: (Night & { updated_at?: string })[]) => nights.map(({ updated_at: _u, ...night }) => night);
+
+describe('the whole track record', () => {
+  let viaApi: { nights: (Night & { updated_at: string })[]; since_date: string; updated_at: string; data_source: string };
+
+  it('landing_history on the API host returns every night, oldest first, matching the independent computation', async () => {
+    const res = await fetch(stack.cfg.apiUrl + API_PATHS.HISTORY, { headers: { apikey: stack.cfg.ANON_KEY, 'accept-encoding': 'identity' } });
+    expect(res.status).toBe(200);
+    expect(res.headers.get('etag')).toMatch(/^"[0-9a-f]{32}"$/);
+    expect(res.headers.get('cache-control')).toBe('public, max-age=60, stale-while-revalidate=30');
+    viaApi = await res.json();
+    expect(viaApi.nights).toHaveLength(NIGHTS);
+    expect(viaApi.since_date).toBe(expected[0]!.date);
+    expect(viaApi.data_source).toBe('import');
+    expect(strip(viaApi.nights)).toEqual(expected);
+    for (const night of viaApi.nights) expect(night.updated_at).toMatch(/^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}Z$/);
+    // POST {} is the same call.
+    const posted = await fetch(stack.cfg.apiUrl + API_PATHS.HISTORY, { method: 'POST', body: '{}', headers: { apikey: stack.cfg.ANON_KEY, 'content-type': 'application/json' } });
+    expect(await posted.json()).toEqual(viaApi);
+  }, 60_000);
+
+  it('/api/history and MCP get_history give the same record; /api/history.csv the same rows', async () => {
+    const site = await fetch(stack.cfg.siteUrl + SITE_PATHS.SITE_HISTORY);
+    expect(site.headers.get('cache-control')).toBe('public, max-age=60, stale-while-revalidate=30');
+    expect(await site.json()).toEqual(viaApi);
+
+    const csv = await fetch(stack.cfg.siteUrl + SITE_PATHS.SITE_HISTORY_CSV);
+    expect(csv.headers.get('content-type')).toBe('text/csv; charset=utf-8; header=present');
+    const text = await csv.text();
+    expect(text.endsWith('\r\n')).toBe(true);
+    const [header, ...rows] = text.slice(0, -2).split('\r\n');
+    expect(header).toBe('date,usd,total_usd,trading_cost_usd,at_stake_usd,updated_at');
+    const number = (field: string) => (field === '' ? null : Number(field));
+    expect(rows.map((row) => {
+      const [date, usd, total, cost, base] = row.split(',');
+      return { date, usd: number(usd!), total_usd: number(total!), trading_cost_usd: number(cost!), at_stake_usd: number(base!) };
+    })).toEqual(expected);
+
+    const client = new Client({ name: 'history-test', version: '1.0.0' });
+    await client.connect(new StreamableHTTPClientTransport(new URL(stack.cfg.siteUrl + SITE_PATHS.MCP)));
+    try {
+      const result = await client.callTool({ name: 'get_history', arguments: {} });
+      expect(result.isError ?? false).toBe(false);
+      expect(result.structuredContent).toEqual(viaApi);
+      const ranged = await client.callTool({ name: 'get_history', arguments: { from: expected[10]!.date, to: expected[19]!.date } });
+      expect(strip((ranged.structuredContent as { nights: Night[] }).nights)).toEqual(expected.slice(10, 20));
+      const bad = await client.callTool({ name: 'get_history', arguments: { from: '2026-02-30' } });
+      expect(bad.isError).toBe(true);
+    } finally {
+      await client.close();
+    }
+  }, 60_000);
+
+  it('from/to narrow the nights (inclusive); a bad date is a JSON 400', async () => {
+    const from = expected[100]!.date;
+    const to = expected[199]!.date;
+    const ranged = await (await fetch(`${stack.cfg.siteUrl}${SITE_PATHS.SITE_HISTORY}?from=${from}&to=${to}`)).json();
+    expect(strip(ranged.nights)).toEqual(expected.slice(100, 200));
+    const csv = await (await fetch(`${stack.cfg.siteUrl}${SITE_PATHS.SITE_HISTORY_CSV}?from=${from}&to=${to}`)).text();
+    expect(csv.trim().split('\r\n')).toHaveLength(101);
+    for (const query of ['from=2026-13-01', 'to=yesterday', `from=${to}&to=${from}`]) {
+      const res = await fetch(`${stack.cfg.siteUrl}${SITE_PATHS.SITE_HISTORY}?${query}`);
+      expect(res.status, query).toBe(400);
+      expect((await res.json()).message, query).toMatch(/from|to/);
+    }
+  });
+
+  it('answers conditional GETs with 304 (site JSON and CSV)', async () => {
+    for (const p of [SITE_PATHS.SITE_HISTORY, SITE_PATHS.SITE_HISTORY_CSV]) {
+      const first = await fetch(stack.cfg.siteUrl + p);
+      const etag = first.headers.get('etag')!;
+      expect(etag, p).toBeTruthy();
+      const again = await fetch(stack.cfg.siteUrl + p, { headers: { 'if-none-match': etag } });
+      expect(again.status, p).toBe(304);
+    }
+  });
+});
+
+describe('the Atom feed', () => {
+  it('is well-formed Atom (RFC 4287): the last 60 nights, newest first, stable tag ids, conditional GET', async () => {
+    const res = await fetch(stack.cfg.siteUrl + SITE_PATHS.FEED);
+    expect(res.status).toBe(200);
+    expect(res.headers.get('content-type')).toBe('application/atom+xml; charset=utf-8');
+    const xml = await res.text();
+    expect(XMLValidator.validate(xml)).toBe(true);
+    const { feed } = new XMLParser({ ignoreAttributes: false, attributeNamePrefix: '' }).parse(xml);
+    expect(feed.xmlns).toBe('http://www.w3.org/2005/Atom');
+    // RFC 4287 §4.1.1: exactly one id, title and updated; an author (feed-level, so every entry has one).
+    for (const element of ['id', 'title', 'updated']) expect(typeof feed[element], element).not.toBe('object');
+    expect(feed.author.name).toBe('Public Stats Service');
+    const entries = feed.entry as { id: string; title: string; updated: string; content: { '#text': string; type: string } }[];
+    expect(entries).toHaveLength(60);
+    const newest = expected.slice(-60).reverse();
+    entries.forEach((entry, i) => {
+      const host = new URL(stack.cfg.siteUrl).hostname;
+      expect(entry.id).toBe(`tag:${host},${newest[i]!.date}:night`);
+      expect(entry.updated).toMatch(/^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}Z$/);
+      expect(entry.content.type).toBe('text');
+      expect(entry.content['#text']).toContain('gross reward income');
+      expect(entry.content['#text']).toContain('not profit');
+    });
+    const again = await fetch(stack.cfg.siteUrl + SITE_PATHS.FEED, { headers: { 'if-none-match': res.headers.get('etag')! } });
+    expect(again.status).toBe(304);
+  });
+});
+
+describe('the badge', () => {
+  it('states last night\'s payout as an accessible, cacheable SVG', async () => {
+    const res = await fetch(stack.cfg.siteUrl + SITE_PATHS.BADGE);
+    expect(res.headers.get('content-type')).toBe('image/svg+xml; charset=utf-8');
+    const svg = await res.text();
+    const last = expected.at(-1)!;
+    expect(svg).toContain('role="img"');
+    expect(svg).toMatch(/<title>last night: \$[\d,]+\.\d{2}/);
+    expect(svg).toContain(`$${last.usd.toFixed(2)}`);
+    expect(svg).not.toContain('demo');
+    const again = await fetch(stack.cfg.siteUrl + SITE_PATHS.BADGE, { headers: { 'if-none-match': res.headers.get('etag')! } });
+    expect(again.status).toBe(304);
+  });
+});
