@@ -9,6 +9,7 @@ import { createFigures, type Figures } from './figures.ts';
 import { etagMatches, jsonError, prefersHtml, prefersMarkdown, strongEtag } from './http.ts';
 import { badgeSvg, SVG_TYPE } from './badge.ts';
 import { ATOM_TYPE, atomFeed } from './feed.ts';
+import { shareImageSvg } from './share-image.ts';
 import { historyCsv, parseRange, withinRange } from './history.ts';
 import { handleMcp } from './mcp.ts';
 import { UNAVAILABLE_MESSAGE } from './rpc-errors.ts';
@@ -47,7 +48,12 @@ function notFound(c: Context): Response {
   return jsonError(404, 'Not found: this site serves GET /api/stats, GET /api/history (also .csv), GET /api/health, POST /mcp, POST /a2a and the documents linked from /.');
 }
 
-export function createApp(cfg: EdgeConfig): Hono {
+export interface AppOptions {
+  /** SVG to PNG, for the share card (/og.png); a runtime without one answers that route 404. */
+  renderPng?: (svg: string) => Uint8Array;
+}
+
+export function createApp(cfg: EdgeConfig, options: AppOptions = {}): Hono {
   const figures: Figures = createFigures(cfg, createUpstream(cfg));
   const a2a = createA2A(cfg, figures);
   const app = new Hono();
@@ -126,6 +132,22 @@ export function createApp(cfg: EdgeConfig): Hono {
   });
   app.all(SITE_PATHS.BADGE, methodNotAllowed('GET, HEAD, OPTIONS'));
 
+  // The share card, rendered once per change of the figures (updated_at) and kept until the next.
+  let shareCard: { key: string; png: Uint8Array<ArrayBuffer>; etag: string } | undefined;
+  app.get(SITE_PATHS.OG_IMAGE, async (c) => {
+    if (!options.renderPng) return notFound(c);
+    const [stats, history] = await Promise.all([figures.stats().catch(() => undefined), figures.history().catch(() => undefined)]);
+    const key = [stats?.etag, history?.etag].map((etag) => etag?.replace(/"/g, '') ?? 'none').join('-');
+    if (shareCard?.key !== key) {
+      const png = new Uint8Array(options.renderPng(shareImageSvg(stats?.value, history?.value)));
+      shareCard = { key, png, etag: `"${key}"` };
+    }
+    const headers = { 'content-type': 'image/png', 'cache-control': STATS_CACHE_CONTROL, etag: shareCard.etag };
+    if (etagMatches(c.req.header('if-none-match'), shareCard.etag)) return new Response(null, { status: 304, headers });
+    return new Response(c.req.method === 'HEAD' ? null : shareCard.png, { headers });
+  });
+  app.all(SITE_PATHS.OG_IMAGE, methodNotAllowed('GET, HEAD, OPTIONS'));
+
   // Always 200 while the site is up: the status field carries "down", never the HTTP status.
   app.get('/api/health', async () => {
     const health = await figures.health();
@@ -158,8 +180,8 @@ export function createApp(cfg: EdgeConfig): Hono {
   app.all('/.well-known/agent-card.json', methodNotAllowed('GET, HEAD, OPTIONS'));
 
   const page = async (markdown: boolean, ifNoneMatch: string | undefined): Promise<Response> => {
-    const [stats, health] = await Promise.all([figures.stats().catch(() => undefined), figures.health()]);
-    const input: PageInput = { stats: stats?.value, health: health.value };
+    const [stats, health, history] = await Promise.all([figures.stats().catch(() => undefined), figures.health(), figures.history().catch(() => undefined)]);
+    const input: PageInput = { stats: stats?.value, health: health.value, history: history?.value };
     const headers: Record<string, string> = {
       link: linkHeader(cfg),
       vary: 'Accept',

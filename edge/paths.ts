@@ -34,6 +34,7 @@ export const SITE_PATHS = {
   SITE_HISTORY_CSV: '/api/history.csv',
   FEED: '/feed.xml',
   BADGE: '/badge.svg',
+  OG_IMAGE: '/og.png',
   MCP: '/mcp',
   A2A: '/a2a',
 } as const;

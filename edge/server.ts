@@ -4,6 +4,7 @@ import { serve } from '@hono/node-server';
 import type { Server } from 'node:http';
 import { createApp } from './app.ts';
 import { edgeConfigFromEnv } from './config.ts';
+import { renderSharePng } from './share-png.ts';
 
 const cfg = edgeConfigFromEnv(process.env);
 const hostname = process.env.EDGE_HOST || '127.0.0.1';
@@ -13,7 +14,7 @@ if (!Number.isInteger(port) || port < 1 || port > 65535) {
   process.exit(1);
 }
 
-const server = serve({ fetch: createApp(cfg).fetch, hostname, port }, () => {
+const server = serve({ fetch: createApp(cfg, { renderPng: renderSharePng }).fetch, hostname, port }, () => {
   console.log(`edge listening on http://${hostname}:${port}`);
 }) as Server;
 // nginx keeps upstream connections open for up to 60 s; Node must not close them first, or a

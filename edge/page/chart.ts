@@ -36,3 +36,54 @@ export function nightsChart(daily: { date: string; usd: number }[]): string {
 ${bars.join('\n')}
 </svg>`;
 }
+
+/** At most this many points on the line: ten years of nights still draw in a few kilobytes. */
+const MAX_POINTS = 400;
+
+/** Every k-th night and the last, so the line keeps its shape and ends on the latest total. */
+export function thinned<T>(items: T[], max = MAX_POINTS): T[] {
+  if (items.length <= max) return items;
+  const step = Math.ceil(items.length / max);
+  const kept = items.filter((_, i) => i % step === 0);
+  if (kept.at(-1) !== items.at(-1)) kept.push(items.at(-1)!);
+  return kept;
+}
+
+export interface Box { left: number; top: number; width: number; height: number }
+
+/** The SVG path of the running total in `box` (the total grows, so the last point is the top). */
+export function runningTotalPath(nights: { total_usd: number }[], box: Box): string {
+  const points = thinned(nights);
+  const max = points.at(-1)!.total_usd || 1;
+  const x = (i: number) => box.left + (points.length === 1 ? box.width : (i / (points.length - 1)) * box.width);
+  const y = (usd: number) => box.top + box.height - (usd / max) * box.height;
+  return points.map((p, i) => `${i === 0 ? 'M' : 'L'}${x(i).toFixed(1)},${y(p.total_usd).toFixed(1)}`).join('');
+}
+
+/** The running gross total over the whole history as a line. */
+export function cumulativeChart(nights: { date: string; total_usd: number }[]): string {
+  if (nights.length === 0) return '<p>No payouts have settled yet, so there is no running total to chart.</p>';
+  const size = { width: WIDTH, height: HEIGHT };
+  const max = nights.at(-1)!.total_usd;
+  const plotH = size.height - PAD.top - PAD.bottom;
+  const line = runningTotalPath(nights, { left: PAD.left, top: PAD.top, width: size.width - PAD.left - PAD.right, height: plotH });
+  const baseline = PAD.top + plotH;
+  const first = nights[0]!.date;
+  const last = nights.at(-1)!.date;
+  return `<svg class="chart cumulative" viewBox="0 0 ${size.width} ${size.height}" role="img" aria-labelledby="cumulative-title cumulative-desc" xmlns="http://www.w3.org/2000/svg">
+<title id="cumulative-title">Running gross payout total, ${esc(first)} to ${esc(last)}</title>
+<desc id="cumulative-desc">A line rising from $0 to ${esc(money(nights.at(-1)!.total_usd))} over ${nights.length} settled nights. The table below gives the total at the end of each month.</desc>
+<line class="axis" x1="${PAD.left}" y1="${baseline}" x2="${size.width - PAD.right}" y2="${baseline}"/>
+<line class="grid" x1="${PAD.left}" y1="${PAD.top}" x2="${size.width - PAD.right}" y2="${PAD.top}"/>
+<text x="${PAD.left - 6}" y="${PAD.top + 4}" text-anchor="end">${esc(money(max))}</text>
+<text x="${PAD.left - 6}" y="${baseline + 4}" text-anchor="end">$0</text>
+<text x="${PAD.left}" y="${size.height - 8}">${esc(first)}</text>
+<text x="${size.width - PAD.right}" y="${size.height - 8}" text-anchor="end">${esc(last)}</text>
+<path class="line" d="${line}" fill="none"/>
+</svg>`;
+}
+
+/** The running total at the last night of each month, oldest first: the chart's table fallback. */
+export function monthEnds<T extends { date: string }>(nights: T[]): T[] {
+  return nights.filter((night, i) => i === nights.length - 1 || nights[i + 1]!.date.slice(0, 7) !== night.date.slice(0, 7));
+}

@@ -1,24 +1,27 @@
 // The landing page: server-rendered HTML that reads completely without JavaScript (the only
 // script is the optional WebMCP registration). Inline CSS and SVG, no external assets.
 import type { EdgeConfig } from '../config.ts';
-import type { PublishedHealth, PublishedStats } from '../records.ts';
+import type { HistoryRecord, PublishedHealth, PublishedStats } from '../records.ts';
 import { count, DEMO_NOTICE, FIGURES_LICENSE, disclaimer, keyFigures, lede, money, orNone, percent, RULES, RULES_FOR_PEOPLE, SERVICE_NAME, type KeyFigure } from '../texts.ts';
-import { nightsChart } from './chart.ts';
+import { cumulativeChart, monthEnds, nightsChart } from './chart.ts';
+import { SHARE_IMAGE_SIZE } from '../share-image.ts';
 import { SITE_PATHS } from '../paths.ts';
 import { esc } from './escape.ts';
 import { DISCOVERY_DOCUMENTS, ENDPOINTS } from './links.ts';
 import { WEBMCP_SCRIPT } from './webmcp.ts';
 
 const CSS = `
-:root{color-scheme:light;--fg:#16202a;--muted:#44515e;--line:#c9d1d9;--accent:#1d5a86;--bg:#fff;--panel:#f4f6f8}
+:root{color-scheme:light dark;--fg:#16202a;--muted:#44515e;--line:#c9d1d9;--accent:#1d5a86;--bg:#fff;--panel:#f4f6f8;--banner-fg:#3d2800;--banner-bg:#fff1c7;--banner-line:#8a5a00}
+@media (prefers-color-scheme:dark){:root{--fg:#e6edf3;--muted:#aab6c2;--line:#3d4852;--accent:#79b8ff;--bg:#0f141a;--panel:#1b232c;--banner-fg:#ffe7a3;--banner-bg:#3a2c05;--banner-line:#d9a520}}
 *{box-sizing:border-box}body{margin:0;font:16px/1.5 system-ui,-apple-system,"Segoe UI",Roboto,sans-serif;color:var(--fg);background:var(--bg)}
 main{max-width:56rem;margin:0 auto;padding:1rem}h1{font-size:1.6rem;margin:.5rem 0}h2{font-size:1.2rem;margin:1.6rem 0 .5rem;border-bottom:1px solid var(--line)}
 a{color:var(--accent)}.lede{color:var(--muted)}
-.demo-banner{border:2px solid #8a5a00;background:#fff1c7;color:#3d2800;padding:.75rem 1rem;border-radius:.4rem;font-weight:600}
+.demo-banner{border:2px solid var(--banner-line);background:var(--banner-bg);color:var(--banner-fg);padding:.75rem 1rem;border-radius:.4rem;font-weight:600}
 .figures{display:grid;grid-template-columns:repeat(auto-fit,minmax(12rem,1fr));gap:.75rem;margin:0}
 .figures div{background:var(--panel);border-radius:.4rem;padding:.6rem .8rem}.figures dt{color:var(--muted);font-size:.9rem}.figures dd{margin:0;font-size:1.35rem;font-weight:650}
 .figures .note{display:block;font-size:.8rem;font-weight:400;color:var(--muted)}
-.chart{width:100%;height:auto;max-height:16rem}.chart .bar{fill:var(--accent)}.chart .axis{stroke:var(--fg)}.chart .grid{stroke:var(--line);stroke-dasharray:4 4}.chart text{font-size:12px;fill:var(--muted)}
+.chart{width:100%;height:auto;max-height:16rem}.chart .bar{fill:var(--accent)}.chart .axis{stroke:var(--fg)}.chart .grid{stroke:var(--line);stroke-dasharray:4 4}.chart .line{stroke:var(--accent);stroke-width:2.5}
+details{margin:.5rem 0}summary{cursor:pointer;color:var(--accent)}.chart text{font-size:12px;fill:var(--muted)}
 table{border-collapse:collapse;width:100%}th,td{text-align:left;padding:.25rem .5rem;border-bottom:1px solid var(--line)}td.num,th.num{text-align:right;font-variant-numeric:tabular-nums}
 code{background:var(--panel);padding:0 .2rem;border-radius:.2rem;overflow-wrap:anywhere}footer{margin:2rem 0 1rem;color:var(--muted);font-size:.9rem}
 `;
@@ -97,9 +100,43 @@ ${c ? `<table><tbody>
 export interface PageInput {
   stats: PublishedStats | undefined;
   health: PublishedHealth;
+  /** The whole track record, for the running-total chart; undefined when it could not be read. */
+  history: HistoryRecord | undefined;
 }
 
-export function renderHtml({ stats, health }: PageInput, cfg: EdgeConfig): string {
+function historySection(history: HistoryRecord): string {
+  const ends = monthEnds(history.nights);
+  const rows = ends.map((n) => `<tr><td>${esc(n.date)}</td><td class="num">${esc(money(n.total_usd))}</td></tr>`).join('');
+  return `
+<section aria-labelledby="h-history"><h2 id="h-history">The whole record${history.since_date ? ` since ${esc(history.since_date)}` : ''}</h2>
+${cumulativeChart(history.nights)}
+<details><summary>Running total at the end of each month (table)</summary>
+<table id="history-table"><caption>Running gross payout total at the last settled night of each month</caption>
+<thead><tr><th scope="col">Night</th><th scope="col" class="num">Running total</th></tr></thead><tbody>${rows}</tbody></table>
+</details>
+<p>Every night, with that day's trading cost and capital base: <a href="${SITE_PATHS.SITE_HISTORY_CSV}">CSV</a>, <a href="${SITE_PATHS.SITE_HISTORY}">JSON</a>, or the <a href="${SITE_PATHS.FEED}">Atom feed</a> of the latest nights. ${esc(RULES_FOR_PEOPLE.gross_not_profit)}</p>
+</section>`;
+}
+
+/** Open Graph and Twitter card tags: the share image shows the key figures and the running total. */
+function shareTags(stats: PublishedStats | undefined, cfg: EdgeConfig, description: string): string {
+  const title = `${SERVICE_NAME}${stats?.data_source === 'demo' ? ' (demo data)' : ''}`;
+  const image = `${cfg.siteUrl}${SITE_PATHS.OG_IMAGE}`;
+  const alt = stats?.last_night_date
+    ? `Last night ${money(stats.last_night_usd)} gross reward payout; ${money(stats.total_usd)} since ${stats.since_date}${stats.data_source === 'demo' ? '; demo data' : ''}`
+    : `${SERVICE_NAME}: no payouts yet`;
+  return [
+    ['og:type', 'website'], ['og:site_name', SERVICE_NAME], ['og:title', title], ['og:description', description], ['og:url', `${cfg.siteUrl}/`],
+    ['og:image', image], ['og:image:type', 'image/png'], ['og:image:width', String(SHARE_IMAGE_SIZE.width)], ['og:image:height', String(SHARE_IMAGE_SIZE.height)], ['og:image:alt', alt],
+  ].map(([property, content]) => `<meta property="${property}" content="${esc(content)}">`).concat(
+    [['twitter:card', 'summary_large_image'], ['twitter:title', title], ['twitter:description', description], ['twitter:image', image], ['twitter:image:alt', alt]]
+      .map(([name, content]) => `<meta name="${name}" content="${esc(content)}">`),
+  ).join('\n');
+}
+
+const PAGE_DESCRIPTION = "Nightly gross reward payouts, today's accrual estimate, totals, capital and returns of one real liquidity-reward market-making account. Read-only, unaudited, not financial advice.";
+
+export function renderHtml({ stats, health, history }: PageInput, cfg: EdgeConfig): string {
   const demo = stats?.data_source === 'demo';
   const docs = DISCOVERY_DOCUMENTS.map((d) => `<li><a href="${esc(d.path)}">${esc(d.path)}</a>: ${esc(d.title)}</li>`).join('\n');
   const endpoints = ENDPOINTS.map((d) => `<li>${d.postOnly ? `<code>${esc(d.path)}</code>` : `<a href="${esc(d.path)}">${esc(d.path)}</a>`}: ${esc(d.title)}</li>`).join('\n');
@@ -109,7 +146,8 @@ export function renderHtml({ stats, health }: PageInput, cfg: EdgeConfig): strin
 <meta charset="utf-8">
 <meta name="viewport" content="width=device-width, initial-scale=1">
 <title>${esc(SERVICE_NAME)}: public liquidity-reward statistics</title>
-<meta name="description" content="Nightly gross reward payouts, today's accrual estimate, totals, capital and returns of one real liquidity-reward market-making account. Read-only, unaudited, not financial advice.">
+<meta name="description" content="${esc(PAGE_DESCRIPTION)}">
+${shareTags(stats, cfg, PAGE_DESCRIPTION)}
 <link rel="alternate" type="text/markdown" href="${esc(cfg.siteUrl)}/index.md">
 <link rel="service-desc" type="application/json" href="${esc(cfg.siteUrl)}${SITE_PATHS.OPENAPI}">
 <link rel="service-desc" type="application/json" href="${esc(cfg.siteUrl)}${SITE_PATHS.OPENAPI_KEYLESS}">
@@ -126,6 +164,7 @@ export function renderHtml({ stats, health }: PageInput, cfg: EdgeConfig): strin
 ${demo ? `<p class="demo-banner" id="demo-banner" role="note">${esc(DEMO_NOTICE)}</p>` : ''}
 </header>
 ${stats ? statsSections(stats) : '<section><h2>Figures unavailable</h2><p role="alert">The statistics could not be read right now (the database behind the API host did not answer). This page will show them again once it does; see the freshness report below.</p></section>'}
+${history ? historySection(history) : ''}
 
 <section aria-labelledby="h-freshness"><h2 id="h-freshness">Freshness</h2>
 <ul>

@@ -2,7 +2,8 @@
 // private stacks: one with the demo dataset, one with real-looking imported rows. The page must
 // read without JavaScript, show the figures /api/stats serves, chart every night, and carry the
 // demo banner only for demo data. Screenshots go to test-output/edge/ for review.
-import { mkdirSync } from 'node:fs';
+import { mkdirSync, readFileSync, writeFileSync } from 'node:fs';
+import { createRequire } from 'node:module';
 import path from 'node:path';
 import pg from 'pg';
 import { chromium, type Browser, type Page } from 'playwright-core';
@@ -145,8 +146,9 @@ describe('the landing page on a phone', () => {
       await page.goto(demo.cfg.siteUrl);
       const widths = await page.evaluate(() => ({ doc: document.documentElement.scrollWidth, view: window.innerWidth }));
       expect(widths.doc).toBeLessThanOrEqual(widths.view);
-      expect(await page.locator('svg.chart').boundingBox()).toMatchObject({ width: expect.any(Number) });
-      expect((await page.locator('svg.chart').boundingBox())!.width).toBeLessThanOrEqual(widths.view);
+      const charts = page.locator('svg.chart');
+      expect(await charts.count()).toBe(2);
+      for (const chart of await charts.all()) expect((await chart.boundingBox())!.width).toBeLessThanOrEqual(widths.view);
       await page.screenshot({ path: path.join(OUT_DIR, 'landing-demo-phone.png'), fullPage: true });
     } finally {
       await context.close();
@@ -197,6 +199,62 @@ describe('the page as a cacheable resource', () => {
       const again = await fetch(`${imported.cfg.siteUrl}/`, { headers: { accept, 'if-none-match': etag } });
       expect(again.status).toBe(304);
       expect(await again.text()).toBe('');
+    }
+  });
+});
+
+describe('the whole record on the page, the share card and the colour scheme', () => {
+  const AXE = readFileSync(createRequire(import.meta.url).resolve('axe-core/axe.min.js'), 'utf8');
+
+  for (const colorScheme of ['light', 'dark'] as const) {
+    it(`${colorScheme}: the running-total chart beside the 16-night bars, a table fallback, and no WCAG A/AA violation (axe-core)`, async () => {
+      for (const stack of [demo, imported]) {
+        const context = await browser.newContext({ colorScheme, viewport: { width: 1000, height: 900 } });
+        try {
+          const page = await context.newPage();
+          await page.goto(`${stack.cfg.siteUrl}/`, { waitUntil: 'networkidle' });
+          const history = await (await fetch(`${stack.cfg.siteUrl}/api/history`)).json() as { nights: { date: string; total_usd: number }[] };
+          expect(await page.locator('svg.chart rect.bar').count()).toBe(Math.min(16, history.nights.length));
+          expect(await page.locator('svg.chart.cumulative path.line').count()).toBe(1);
+          expect(await page.locator('svg.chart.cumulative title').textContent()).toContain(history.nights.at(-1)!.date);
+          // The table fallback ends on the latest running total.
+          const lastRow = page.locator('#history-table tbody tr').last();
+          expect(await lastRow.locator('td').last().textContent()).toBe(usd(history.nights.at(-1)!.total_usd));
+          // The page follows the reader's colour scheme.
+          const background = await page.evaluate(() => getComputedStyle(document.body).backgroundColor);
+          expect(background).toBe(colorScheme === 'dark' ? 'rgb(15, 20, 26)' : 'rgb(255, 255, 255)');
+          await page.addScriptTag({ content: AXE });
+          const violations = await page.evaluate(async () => {
+            const axe = (globalThis as unknown as { axe: { run: (ctx: Document, options: object) => Promise<{ violations: { id: string; nodes: { target: string[] }[] }[] }> } }).axe;
+            const result = await axe.run(document, { runOnly: { type: 'tag', values: ['wcag2a', 'wcag2aa', 'wcag21a', 'wcag21aa', 'wcag22aa'] } });
+            return result.violations.map((v) => `${v.id}: ${v.nodes.slice(0, 3).map((n) => n.target.join(' ')).join(' | ')}`);
+          });
+          expect(violations).toEqual([]);
+          await page.screenshot({ path: path.join(OUT_DIR, `page-${colorScheme}-${stack === demo ? 'demo' : 'imported'}.png`), fullPage: true });
+        } finally {
+          await context.close();
+        }
+      }
+    }, 60_000);
+  }
+
+  it('names the share card in Open Graph and Twitter tags; /og.png is a 1200×630 PNG that says demo while the data is', async () => {
+    for (const stack of [demo, imported]) {
+      const html = await (await fetch(`${stack.cfg.siteUrl}/`)).text();
+      expect(html).toContain(`<meta property="og:image" content="${stack.cfg.siteUrl}/og.png">`);
+      expect(html).toContain('<meta name="twitter:card" content="summary_large_image">');
+      expect(html).toContain(`<link rel="alternate" type="application/atom+xml"`);
+      const res = await fetch(`${stack.cfg.siteUrl}/og.png`);
+      expect(res.headers.get('content-type')).toBe('image/png');
+      const png = Buffer.from(await res.arrayBuffer());
+      expect(png.subarray(0, 8).equals(Buffer.from([0x89, 0x50, 0x4e, 0x47, 0x0d, 0x0a, 0x1a, 0x0a]))).toBe(true);
+      // IHDR: width and height, big-endian, right after the chunk header.
+      expect([png.readUInt32BE(16), png.readUInt32BE(20)]).toEqual([1200, 630]);
+      const ogAlt = /<meta property="og:image:alt" content="([^"]*)">/.exec(html)![1]!;
+      expect(ogAlt.includes('demo data')).toBe(stack === demo);
+      writeFileSync(path.join(OUT_DIR, `og-${stack === demo ? 'demo' : 'imported'}.png`), png);
+      const again = await fetch(`${stack.cfg.siteUrl}/og.png`, { headers: { 'if-none-match': res.headers.get('etag')! } });
+      expect(again.status).toBe(304);
     }
   });
 });
