@@ -56,11 +56,11 @@ http {
   return { url, child, dir };
 }
 
-async function sqlTimings(adminUrl: string, label: string) {
+async function sqlTimings(adminUrl: string, label: string, call = 'stats.stats_at(now())', tables = ['accrual', 'breadth', 'capital', 'heartbeat']) {
   const warm: number[] = [];
   const cold: number[] = [];
   const timeOf = async (c: pg.Client) =>
-    (await c.query('explain (analyze, format json) select stats.stats_at(now())')).rows[0]['QUERY PLAN'][0]['Execution Time'] as number;
+    (await c.query(`explain (analyze, format json) select ${call}`)).rows[0]['QUERY PLAN'][0]['Execution Time'] as number;
   const c = new pg.Client({ connectionString: adminUrl });
   await c.connect();
   for (let i = 0; i < 25; i++) { const t = await timeOf(c); if (i >= 5) warm.push(t); }
@@ -81,7 +81,7 @@ async function sqlTimings(adminUrl: string, label: string) {
   });
   await p.query(`load 'auto_explain'; set auto_explain.log_min_duration = 0; set auto_explain.log_nested_statements = on;
     set auto_explain.log_format = json; set auto_explain.log_level = notice; set client_min_messages = notice`);
-  await p.query('select stats.stats_at(now()); select stats.health_at(now())');
+  await p.query(`select ${call}; select stats.health_at(now())`);
   await p.end();
   await c.end();
   for (let i = 0; i < 5; i++) {
@@ -90,12 +90,30 @@ async function sqlTimings(adminUrl: string, label: string) {
     cold.push(await timeOf(fresh));
     await fresh.end();
   }
-  const history = new Set(['accrual', 'breadth', 'capital', 'heartbeat']);
+  const history = new Set(tables);
   const scans = plans.filter((x) => history.has(x.relation));
   const seq = scans.filter((x) => /Seq Scan/.test(x.node));
   // A partial index of demo rows holds no history, so reading it whole is no scan of history.
   const withoutCond = scans.filter((x) => !x.indexCond && !/Seq Scan/.test(x.node) && !x.index.endsWith('_demo_idx'));
   return { label, warm: median(warm), cold: median(cold), scans: scans.length, seq: seq.length, withoutCond: withoutCond.map((x) => `${x.node} on ${x.relation}`) };
+}
+
+/** Ten years of nights. */
+const HISTORY_NIGHTS = 3650;
+
+/** A payout and a trading cost for each of the last `nights` days (rows already there are kept). */
+async function fillNights(adminUrl: string, nights: number) {
+  const c = new pg.Client({ connectionString: adminUrl });
+  await c.connect();
+  try {
+    await c.query(`insert into stats.payout (date, usd) select (now() at time zone 'utc')::date - i, 20 + (i * 7 % 31)
+      from generate_series(0, $1 - 1) i on conflict (date) do nothing`, [nights]);
+    await c.query(`insert into stats.trading_cost (date, usd) select (now() at time zone 'utc')::date - i, (i % 11) - 3
+      from generate_series(0, $1 - 1) i on conflict (date) do nothing`, [nights]);
+    await c.query('analyze stats.payout; analyze stats.trading_cost');
+  } finally {
+    await c.end();
+  }
 }
 
 async function fillAccruals(adminUrl: string, total: number) {
@@ -161,6 +179,7 @@ wrk.headers["Accept"] = "application/json, text/event-stream"
       { name: 'PostgREST direct', url: `http://${stack.cfg.bindHost}:${stack.cfg.postgrestPort}/rpc/landing_stats` },
       { name: 'site /api/stats (cached)', url: `${site}/api/stats`, target: { ratio: 0.7, of: 'static file (ceiling)' } },
       { name: 'site /api/stats (cached), gzip', url: `${site}/api/stats`, headers: { 'Accept-Encoding': 'gzip' }, target: { ratio: 0.7, of: 'static file (ceiling)' } },
+      { name: 'site /api/history (cached)', url: `${site}/api/history`, target: { ratio: 0.7, of: 'static file (ceiling)' } },
       { name: 'site /api/stats, If-None-Match (304)', url: `${site}/api/stats`, headers: { 'If-None-Match': etag } },
       { name: 'site /mcp tools/call get_stats', url: `${site}/mcp`, script: mcpScript },
     ];
@@ -201,6 +220,16 @@ wrk.headers["Accept"] = "application/json, text/event-stream"
     if (large.warm >= 0.5) missed.push(`warm execution at 5M rows ${large.warm.toFixed(3)} ms (target < 0.5 ms)`);
     if (large.warm > small.warm * 1.5 + 0.05) missed.push(`not flat: ${small.warm.toFixed(3)} ms at 100k vs ${large.warm.toFixed(3)} ms at 5M`);
     if (sql.some((s) => s.seq > 0)) missed.push('a sequential scan of a history table');
+
+    // The whole track record at ten years of nights, each with a trading cost.
+    await fillNights(stack.db.adminUrl, HISTORY_NIGHTS);
+    const history = await sqlTimings(stack.db.adminUrl, `${HISTORY_NIGHTS.toLocaleString()} nights, 1,000,000 capital snapshots`, 'stats.history_at(now())', ['payout', 'trading_cost', 'capital']);
+    console.log('\nSQL: stats.history_at(now()) (landing_history) execution time, measured the same way');
+    console.log('| data | warm ms | cold ms | scans of history tables | seq scans | scans without an index condition |');
+    console.log('|---|---|---|---|---|---|');
+    console.log(`| ${history.label} | ${history.warm.toFixed(3)} | ${history.cold.toFixed(3)} | ${history.scans} | ${history.seq} | ${history.withoutCond.join(', ') || 'none'} |`);
+    if (history.warm >= 5) missed.push(`history at ${HISTORY_NIGHTS} nights: warm ${history.warm.toFixed(3)} ms (target < 5 ms)`);
+    if (history.seq > 0) missed.push('a sequential scan in history_at');
     console.log(missed.length ? `\nTargets missed:\n- ${missed.join('\n- ')}` : '\nEvery target met.');
   } finally {
     for (const e of extra) { await e.child.stop(); if (e.dir) rmSync(e.dir, { recursive: true, force: true }); }

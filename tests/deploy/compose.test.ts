@@ -92,9 +92,11 @@ describe('docker-compose.yml', () => {
   it('hands each container only its own secrets', () => {
     expect(composeText).not.toMatch(/env_file/);
     const secretsOf = (name: string) => Object.values(services[name]!.environment ?? {}).join(' ');
-    expect(secretsOf('edge')).not.toMatch(/JWT_SECRET|POSTGRES_PASSWORD|WRITER_DB_PASSWORD|AUTHENTICATOR_PASSWORD|HTTP_SIG_PRIVATE_KEY/);
+    // The edge signs the key directory's answers, so it alone holds the signing key.
+    expect(secretsOf('edge')).not.toMatch(/JWT_SECRET|POSTGRES_PASSWORD|WRITER_DB_PASSWORD|AUTHENTICATOR_PASSWORD/);
+    expect(secretsOf('edge')).toMatch(/HTTP_SIG_PRIVATE_KEY/);
     expect(secretsOf('writer')).not.toMatch(/JWT_SECRET|POSTGRES_PASSWORD|AUTHENTICATOR_PASSWORD|HTTP_SIG_PRIVATE_KEY/);
-    expect(secretsOf('site')).not.toMatch(/JWT_SECRET|POSTGRES_PASSWORD|WRITER_DB_PASSWORD|AUTHENTICATOR_PASSWORD/);
+    expect(secretsOf('site')).not.toMatch(/JWT_SECRET|POSTGRES_PASSWORD|WRITER_DB_PASSWORD|AUTHENTICATOR_PASSWORD|HTTP_SIG_PRIVATE_KEY/);
     expect(secretsOf('gateway')).not.toMatch(/JWT_SECRET|POSTGRES_PASSWORD|WRITER_DB_PASSWORD|AUTHENTICATOR_PASSWORD|HTTP_SIG_PRIVATE_KEY/);
   });
 
@@ -142,6 +144,7 @@ describe('docker-compose.yml', () => {
       for (const dir of ['conf.d', 'templates-out', 'cache', 'srv']) mkdirSync(path.join(prefix, dir));
       vars.SITE_ROOT = path.join(prefix, 'srv');
       vars.NGINX_CACHE_DIR = path.join(prefix, 'cache');
+      vars.COMPRESS_RELAY_SOCKET = path.join(prefix, 'cache', 'compress-relay.sock');
       vars.NGINX_NJS_DIR = path.join(prefix, 'njs');
       // The site service writes the documents' locations beside them; here, into the prefix.
       expect(vars.SITE_DOCUMENT_LOCATIONS).toMatch(/^\/srv\/site\//);

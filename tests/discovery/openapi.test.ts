@@ -11,6 +11,7 @@ import { getJson, get, redoclyLint, responseSchemaName, schemaValidator, type Op
 
 const STATS = '/rest/v1/rpc/landing_stats';
 const HEALTH = '/rest/v1/rpc/landing_health';
+const HISTORY = '/rest/v1/rpc/landing_history';
 
 let openapi: OpenApi;
 let keyless: OpenApi;
@@ -70,9 +71,9 @@ describe('the OpenAPI descriptions as documents', () => {
       for (const item of Object.values(doc.paths)) expect(item.servers).toBeUndefined();
     }
     expect(openapi.servers).toEqual([expect.objectContaining({ url: apiUrl })]);
-    expect(operationsOf(openapi)).toEqual([`GET ${STATS}`, `POST ${STATS}`, `GET ${HEALTH}`].sort());
+    expect(operationsOf(openapi)).toEqual([`GET ${STATS}`, `POST ${STATS}`, `GET ${HISTORY}`, `POST ${HISTORY}`, `GET ${HEALTH}`].sort());
     expect(keyless.servers).toEqual([expect.objectContaining({ url: siteUrl })]);
-    expect(operationsOf(keyless)).toEqual(['GET /api/stats', 'GET /api/health'].sort());
+    expect(operationsOf(keyless)).toEqual(['GET /api/stats', 'GET /api/history', 'GET /api/history.csv', 'GET /api/health'].sort());
     expect(openapi.paths[STATS]!.post.requestBody.content['application/json'].example).toEqual({});
   });
 
@@ -83,7 +84,7 @@ describe('the OpenAPI descriptions as documents', () => {
       apikey: { type: 'apiKey', in: 'header', name: 'apikey' },
       bearer: { type: 'http', scheme: 'bearer' },
     });
-    for (const p of [STATS, HEALTH]) {
+    for (const p of [STATS, HISTORY, HEALTH]) {
       for (const op of Object.values(openapi.paths[p]!).filter((v) => v.responses)) {
         expect(op.security).toEqual(expect.arrayContaining([{ apikey: [] }, { bearer: [] }]));
       }
@@ -178,9 +179,12 @@ describe('a generic client (openapi-fetch) on each description, as published', (
       const client = createClient<any>({ baseUrl: doc.servers![0]!.url, headers });
       for (const operation of operationsOf(doc)) {
         const [method, p] = operation.split(' ') as ['GET' | 'POST', string];
-        const result = method === 'GET' ? await client.GET(p, {}) : await client.POST(p, { body: {} });
+        const media = Object.keys(doc.paths[p]![method.toLowerCase()].responses['200'].content ?? doc.components.responses.Stats.content)[0]!;
+        const parseAs = media === 'application/json' ? 'json' : 'text';
+        const result = method === 'GET' ? await client.GET(p, { parseAs }) : await client.POST(p, { body: {}, parseAs });
         expect(result.response.status, operation).toBe(200);
-        expect(check(doc)(responseSchemaName(doc, p, method.toLowerCase(), '200'), result.data), operation).toEqual([]);
+        expect(result.response.headers.get('content-type'), operation).toContain(media);
+        if (parseAs === 'json') expect(check(doc)(responseSchemaName(doc, p, method.toLowerCase(), '200'), result.data), operation).toEqual([]);
       }
     }
   });
