@@ -82,7 +82,7 @@ export function notesFor(record: StatsRecord, cfg: EdgeConfig): Record<string, s
 export function mcpInstructions(cfg: Pick<EdgeConfig, 'siteUrl'>): string {
   return [
     `${SERVICE_NAME} (alpha, read-only): public aggregate statistics of one liquidity-reward market-making account.`,
-    'Tools: get_stats (payouts, accrual, totals, capital, returns) and get_health (data freshness and writer liveness). Resource stats://latest holds the latest stats record.',
+    'Tools: get_stats (payouts, accrual, totals, capital, returns), get_history (every settled night with the running total; optional from/to) and get_health (data freshness and writer liveness). Resource stats://latest holds the latest stats record.',
     `Rules for reporting: ${RULES.gross_not_profit} ${RULES.accrual_is_estimate} ${RULES.no_annualising} ${citeSentence(cfg)}`,
     `${DEMO_RULE} ${RULES.disclaimer}`,
   ].join('\n');

@@ -1,6 +1,7 @@
 // The only way figures enter the edge: the three RPCs on the API host, called with the public anon
 // key exactly as any outside client would, through postgrest-js.
 import { PostgrestClient } from '@supabase/postgrest-js';
+import type { z } from 'zod';
 import type { EdgeConfig } from './config.ts';
 import { HealthRecordSchema, HistoryRecordSchema, StatsRecordSchema, type HealthRecord, type HistoryRecord, type StatsRecord } from './records.ts';
 
@@ -30,21 +31,18 @@ export function createUpstream(cfg: EdgeConfig, fetchImpl: typeof fetch = fetch)
   const call = (fn: 'landing_stats' | 'landing_history' | 'landing_health') =>
     client.rpc(fn, {}, { get: true }).abortSignal(AbortSignal.timeout(cfg.upstreamTimeoutMs));
 
+  /** A record that must arrive whole: any failure or unexpected shape is an UpstreamError. */
+  const record = async <T>(fn: 'landing_stats' | 'landing_history', schema: z.ZodType<T>): Promise<T> => {
+    const { data, error, status } = await call(fn);
+    if (error) throw new UpstreamError(`${fn} failed (HTTP ${status}): ${error.message}`);
+    const parsed = schema.safeParse(data);
+    if (!parsed.success) throw new UpstreamError(`${fn} returned an unexpected shape: ${parsed.error.message}`);
+    return parsed.data;
+  };
+
   return {
-    async stats() {
-      const { data, error, status } = await call('landing_stats');
-      if (error) throw new UpstreamError(`landing_stats failed (HTTP ${status}): ${error.message}`);
-      const parsed = StatsRecordSchema.safeParse(data);
-      if (!parsed.success) throw new UpstreamError(`landing_stats returned an unexpected shape: ${parsed.error.message}`);
-      return parsed.data;
-    },
-    async history() {
-      const { data, error, status } = await call('landing_history');
-      if (error) throw new UpstreamError(`landing_history failed (HTTP ${status}): ${error.message}`);
-      const parsed = HistoryRecordSchema.safeParse(data);
-      if (!parsed.success) throw new UpstreamError(`landing_history returned an unexpected shape: ${parsed.error.message}`);
-      return parsed.data;
-    },
+    stats: () => record('landing_stats', StatsRecordSchema),
+    history: () => record('landing_history', HistoryRecordSchema),
     async health() {
       const { data, error, status } = await call('landing_health');
       // postgrest-js reports a network failure or timeout as status 0: nothing answered.

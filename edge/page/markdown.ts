@@ -3,9 +3,10 @@
 import type { EdgeConfig } from '../config.ts';
 import { count, DEMO_NOTICE, disclaimer, keyFigures, lede, money, orNone, percent, RULES, SERVICE_NAME } from '../texts.ts';
 import type { PageInput } from './html.ts';
+import { SITE_PATHS } from '../paths.ts';
 import { DISCOVERY_DOCUMENTS, ENDPOINTS } from './links.ts';
 
-export function renderMarkdown({ stats: s, health }: PageInput, cfg: EdgeConfig): string {
+export function renderMarkdown({ stats: s, health, history }: PageInput, cfg: EdgeConfig): string {
   const out: string[] = [`# ${SERVICE_NAME}`, ''];
   out.push(lede(s?.data_source === 'demo'), '');
   if (s?.data_source === 'demo') out.push(`> **${DEMO_NOTICE}**`, '');
@@ -36,6 +37,14 @@ export function renderMarkdown({ stats: s, health }: PageInput, cfg: EdgeConfig)
     );
   } else {
     out.push('## Figures unavailable', '', 'The statistics could not be read right now; see the freshness report below.', '');
+  }
+  const lastNight = history?.nights.at(-1);
+  if (history && lastNight) {
+    out.push(
+      `## The whole record since ${history.since_date}`, '',
+      `${history.nights.length} settled nights; running gross total ${money(lastNight.total_usd)} through ${lastNight.date}. Every night with its trading cost and capital base: [CSV](${cfg.siteUrl}${SITE_PATHS.SITE_HISTORY_CSV}), [JSON](${cfg.siteUrl}${SITE_PATHS.SITE_HISTORY}); the latest nights as an [Atom feed](${cfg.siteUrl}${SITE_PATHS.FEED}).`,
+      '',
+    );
   }
   out.push(
     '## Freshness', '',

@@ -19,6 +19,7 @@ export const WEBMCP_SCRIPT = `(function () {
   }
   var tools = [
     tool('get_stats', 'Public statistics: nightly gross reward payouts, today\\'s accrual estimate, totals, capital and trailing-window returns. Gross figures are not profit; cite updated_at.', '/api/stats'),
+    tool('get_history', 'The whole track record: every settled night with the running gross total, trading cost and capital base. Gross figures are not profit.', '/api/history'),
     tool('get_health', 'Data freshness and writer liveness: status ok, degraded or down.', '/api/health')
   ];
   if (typeof mc.registerTool === 'function') tools.forEach(function (t) { mc.registerTool(t); });

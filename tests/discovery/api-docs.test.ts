@@ -2,15 +2,13 @@
 // with Redoc's versioned bundle. It renders every operation with nothing fetched from elsewhere,
 // under a Content-Security-Policy that refuses inline scripts; axe-core finds no WCAG 2.x A/AA
 // violation, html-validate no error, and every link to this site answers.
-import { readFileSync } from 'node:fs';
-import { createRequire } from 'node:module';
 import { HtmlValidate } from 'html-validate';
 import { chromium, type Browser } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
 import { REDOC_VERSION, SITE_PATHS } from '../../edge/paths.ts';
+import { wcagViolations } from '../support/axe.ts';
 import { get } from './helpers.ts';
 
-const AXE_SOURCE = readFileSync(createRequire(import.meta.url).resolve('axe-core/axe.min.js'), 'utf8');
 let browser: Browser;
 
 beforeAll(async () => {
@@ -71,13 +69,7 @@ describe('/api-docs', () => {
     // axe is injected as a script, which the page's own CSP would rightly refuse.
     const { context, page } = await openReference({ bypassCSP: true });
     try {
-      await page.addScriptTag({ content: AXE_SOURCE });
-      const violations = await page.evaluate(async () => {
-        const axe = (globalThis as unknown as { axe: { run: (ctx: Document, options: object) => Promise<{ violations: { id: string; nodes: { target: string[] }[] }[] }> } }).axe;
-        const result = await axe.run(document, { runOnly: { type: 'tag', values: ['wcag2a', 'wcag2aa', 'wcag21a', 'wcag21aa', 'wcag22aa'] } });
-        return result.violations.map((v) => `${v.id}: ${v.nodes.slice(0, 3).map((n) => n.target.join(' ')).join(' | ')}`);
-      });
-      expect(violations).toEqual([]);
+      expect(await wcagViolations(page)).toEqual([]);
     } finally {
       await context.close();
     }

@@ -15,6 +15,11 @@ const EDGE_ROUTES: Record<string, string> = {
   '/index.md': 'text/markdown',
   '/api/stats': 'application/json',
   '/api/health': 'application/json',
+  '/api/history': 'application/json',
+  '/api/history.csv': 'text/csv',
+  '/feed.xml': 'application/atom+xml',
+  '/badge.svg': 'image/svg+xml',
+  '/og.png': 'image/png',
   '/.well-known/agent-card.json': 'application/json',
 };
 

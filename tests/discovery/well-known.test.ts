@@ -189,7 +189,7 @@ describe('MCP server card (SEP-2127 core + SEP-1649 members)', () => {
     expect(body.transport).toEqual({ type: 'streamable-http', endpoint: `${site()}/mcp` });
     expect(body.capabilities).toHaveProperty('tools');
     expect(body.authentication).toEqual({ required: false });
-    expect(body.tools.map((t: any) => t.name).sort()).toEqual(['get_health', 'get_stats']);
+    expect(body.tools.map((t: any) => t.name).sort()).toEqual(['get_health', 'get_history', 'get_stats']);
     expect(`${body.title} ${body.description}`.toLowerCase()).toContain('alpha');
   });
 

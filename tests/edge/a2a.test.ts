@@ -32,7 +32,7 @@ describe('the agent card', () => {
       expect.objectContaining({ url: `${siteUrl}/a2a`, protocolBinding: 'JSONRPC', protocolVersion: '1.0' }),
       expect.objectContaining({ url: `${siteUrl}/a2a`, protocolBinding: 'JSONRPC', protocolVersion: '0.3' }),
     ]));
-    expect(card.skills.map((s: { id: string }) => s.id)).toEqual(['stats', 'health']);
+    expect(card.skills.map((s: { id: string }) => s.id)).toEqual(['stats', 'history', 'health']);
     expect(card.capabilities.streaming).toBe(false);
   });
 

@@ -24,9 +24,9 @@ async function inspector(...args: string[]): Promise<any> {
 }
 
 describe('MCP Inspector CLI', () => {
-  it('tools/list: both read-only tools with their output schemas', async () => {
+  it('tools/list: the three read-only tools with their output schemas', async () => {
     const { tools } = await inspector('--method', 'tools/list');
-    expect(tools.map((t: { name: string }) => t.name).sort()).toEqual(['get_health', 'get_stats']);
+    expect(tools.map((t: { name: string }) => t.name).sort()).toEqual(['get_health', 'get_history', 'get_stats']);
     for (const tool of tools) expect(tool.outputSchema?.type).toBe('object');
   }, 60_000);
 

@@ -28,9 +28,9 @@ describe('MCP with the SDK client', () => {
     expect(instructions).toMatch(/updated_at/);
   });
 
-  it('lists get_stats and get_health with output schemas and read-only annotations', async () => {
+  it('lists get_stats, get_history and get_health with output schemas and read-only annotations', async () => {
     const { tools } = await client.listTools();
-    expect(tools.map((t) => t.name).sort()).toEqual(['get_health', 'get_stats']);
+    expect(tools.map((t) => t.name).sort()).toEqual(['get_health', 'get_history', 'get_stats']);
     for (const tool of tools) {
       expect(tool.annotations).toMatchObject({ readOnlyHint: true, destructiveHint: false, idempotentHint: true });
       expect(tool.outputSchema?.type).toBe('object');

@@ -2,13 +2,13 @@
 // private stacks: one with the demo dataset, one with real-looking imported rows. The page must
 // read without JavaScript, show the figures /api/stats serves, chart every night, and carry the
 // demo banner only for demo data. Screenshots go to test-output/edge/ for review.
-import { mkdirSync, readFileSync, writeFileSync } from 'node:fs';
-import { createRequire } from 'node:module';
+import { mkdirSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
 import pg from 'pg';
 import { chromium, type Browser, type Page } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { ROOT_DIR } from '../../scripts/lib/config.ts';
+import { wcagViolations } from '../support/axe.ts';
 import { startTestStack, type TestStack } from '../support/stack.ts';
 import { SITE_DOCUMENTS } from '../../edge/documents.ts';
 
@@ -157,7 +157,7 @@ describe('the landing page on a phone', () => {
 });
 
 describe('WebMCP on the page', () => {
-  it('registers get_stats and get_health when navigator.modelContext exists, and they answer', async () => {
+  it('registers get_stats, get_history and get_health when navigator.modelContext exists, and they answer', async () => {
     const siteUrl = imported.cfg.siteUrl;
     const context = await browser.newContext();
     try {
@@ -170,7 +170,7 @@ describe('WebMCP on the page', () => {
       const page = await context.newPage();
       await page.goto(siteUrl);
       const names = await page.evaluate(() => (window as unknown as { __webmcpTools: { name: string }[] }).__webmcpTools.map((t) => t.name));
-      expect(names).toEqual(['get_stats', 'get_health']);
+      expect(names).toEqual(['get_stats', 'get_history', 'get_health']);
       const text = await page.evaluate(async () => {
         const tool = (window as unknown as { __webmcpTools: { name: string; annotations: { readOnlyHint: boolean }; execute(): Promise<{ content: { text: string }[] }> }[] }).__webmcpTools[0]!;
         if (!tool.annotations.readOnlyHint) throw new Error('not read-only');
@@ -204,8 +204,6 @@ describe('the page as a cacheable resource', () => {
 });
 
 describe('the whole record on the page, the share card and the colour scheme', () => {
-  const AXE = readFileSync(createRequire(import.meta.url).resolve('axe-core/axe.min.js'), 'utf8');
-
   for (const colorScheme of ['light', 'dark'] as const) {
     it(`${colorScheme}: the running-total chart beside the 16-night bars, a table fallback, and no WCAG A/AA violation (axe-core)`, async () => {
       for (const stack of [demo, imported]) {
@@ -223,13 +221,7 @@ describe('the whole record on the page, the share card and the colour scheme', (
           // The page follows the reader's colour scheme.
           const background = await page.evaluate(() => getComputedStyle(document.body).backgroundColor);
           expect(background).toBe(colorScheme === 'dark' ? 'rgb(15, 20, 26)' : 'rgb(255, 255, 255)');
-          await page.addScriptTag({ content: AXE });
-          const violations = await page.evaluate(async () => {
-            const axe = (globalThis as unknown as { axe: { run: (ctx: Document, options: object) => Promise<{ violations: { id: string; nodes: { target: string[] }[] }[] }> } }).axe;
-            const result = await axe.run(document, { runOnly: { type: 'tag', values: ['wcag2a', 'wcag2aa', 'wcag21a', 'wcag21aa', 'wcag22aa'] } });
-            return result.violations.map((v) => `${v.id}: ${v.nodes.slice(0, 3).map((n) => n.target.join(' ')).join(' | ')}`);
-          });
-          expect(violations).toEqual([]);
+          expect(await wcagViolations(page)).toEqual([]);
           await page.screenshot({ path: path.join(OUT_DIR, `page-${colorScheme}-${stack === demo ? 'demo' : 'imported'}.png`), fullPage: true });
         } finally {
           await context.close();
