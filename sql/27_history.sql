@@ -2,41 +2,117 @@
 -- total, that date's trading cost (null when none is recorded), the capital base the returns use for
 -- that day (its last at-stake snapshot, null when the day has none) and when the night's payout was
 -- first recorded or last corrected. The running total is summed at full precision and every amount
--- rounded to cents once, at the end. One index range over payout and a limit-1 probe per night into
--- trading_cost and capital, so ten years of nights answer in a few milliseconds.
-create function stats.history_at(p_now timestamptz) returns json
-language plpgsql stable set search_path = '' set plan_cache_mode = force_generic_plan as $$
-declare
-  today date := (p_now at time zone 'UTC')::date;
-  v_since date := stats.since_date(today);
-  v_nights json;
-begin
-  select json_agg(json_build_object(
+-- rounded to cents once, at the end.
+--
+-- Building ten years of nights takes tens of milliseconds (JSON for 3,650 rows and a capital probe
+-- per night), so the nights are built when the data change, not when they are read: a deferred
+-- trigger on every table they come from rebuilds stats.history_snapshot once per committing
+-- transaction, and history_at reads it. A clock pinned before the snapshot (tests) or a missing
+-- snapshot (after a TRUNCATE) computes the nights live, so the answer is the same either way.
+
+-- The nights as of p_now, computed from the tables: one index range over payout, a merge with
+-- trading_cost, and a limit-1 probe into capital per night.
+create function stats.history_nights(p_now timestamptz, p_since date) returns json
+language sql stable set search_path = '' set plan_cache_mode = force_generic_plan as $$
+  select coalesce(json_agg(json_build_object(
       'date', n.date,
       'usd', round(n.usd, 2),
       'total_usd', round(n.total, 2),
       'trading_cost_usd', round(n.cost, 2),
       'at_stake_usd', round(n.at_stake, 2),
-      'updated_at', stats.iso(n.updated_at)) order by n.date)
-    into v_nights
+      'updated_at', stats.iso(n.updated_at)) order by n.date), '[]'::json)
     from (
       select p.date, p.usd, p.updated_at,
         sum(p.usd) over (order by p.date) as total,
-        (select t.usd from stats.trading_cost t where t.date = p.date) as cost,
+        t.usd as cost,
         (select c.cash_usd + c.inventory_usd from stats.capital c
           where c.observed_at >= p.date::timestamp at time zone 'UTC'
             and c.observed_at < p.date::timestamp at time zone 'UTC' + interval '24 hours'
             and c.observed_at <= p_now
           order by c.observed_at desc limit 1) as at_stake
       from stats.payout p
-      where p.date >= v_since and p.date <= today
-      order by p.date
-    ) n;
+      left join stats.trading_cost t on t.date = p.date
+      where p.date >= p_since and p.date <= (p_now at time zone 'UTC')::date
+    ) n
+$$;
+alter function stats.history_nights(timestamptz, date) owner to stats_owner;
+
+-- One row: the nights as of computed_at.
+create table stats.history_snapshot (
+  id boolean primary key default true check (id),
+  since_date date,
+  nights json not null,
+  computed_at timestamptz not null
+);
+alter table stats.history_snapshot owner to stats_owner;
+
+create function stats.refresh_history_snapshot() returns void
+language plpgsql security definer set search_path = '' as $$
+declare
+  -- The wall clock, not the transaction's start: a reader whose now() is later sees every row this
+  -- transaction wrote.
+  at timestamptz := clock_timestamp();
+  since date := stats.since_date((at at time zone 'UTC')::date);
+begin
+  insert into stats.history_snapshot (id, since_date, nights, computed_at)
+    values (true, since, stats.history_nights(at, since), at)
+    on conflict (id) do update set since_date = excluded.since_date, nights = excluded.nights, computed_at = excluded.computed_at;
+end $$;
+alter function stats.refresh_history_snapshot() owner to stats_owner;
+
+-- Deferred to commit, once per row: the first call of a transaction rebuilds, the rest see it done.
+create function stats.history_changed() returns trigger
+language plpgsql security definer set search_path = '' as $$
+begin
+  if pg_catalog.current_setting('stats.history_rebuilt_in', true) is distinct from pg_catalog.txid_current()::text then
+    perform stats.refresh_history_snapshot();
+    perform pg_catalog.set_config('stats.history_rebuilt_in', pg_catalog.txid_current()::text, true);
+  end if;
+  return null;
+end $$;
+alter function stats.history_changed() owner to stats_owner;
+
+-- A TRUNCATE fires no row trigger: the snapshot goes, and readers compute live until the next write.
+create function stats.history_truncated() returns trigger
+language plpgsql security definer set search_path = '' as $$
+begin
+  delete from stats.history_snapshot;
+  return null;
+end $$;
+alter function stats.history_truncated() owner to stats_owner;
+
+create constraint trigger payout_history after insert or update or delete on stats.payout
+  deferrable initially deferred for each row execute function stats.history_changed();
+create constraint trigger trading_cost_history after insert or update or delete on stats.trading_cost
+  deferrable initially deferred for each row execute function stats.history_changed();
+create constraint trigger capital_history after insert or update or delete on stats.capital
+  deferrable initially deferred for each row execute function stats.history_changed();
+create constraint trigger settings_history after update of since_date on stats.settings
+  deferrable initially deferred for each row execute function stats.history_changed();
+create trigger payout_history_truncated after truncate on stats.payout for each statement execute function stats.history_truncated();
+create trigger trading_cost_history_truncated after truncate on stats.trading_cost for each statement execute function stats.history_truncated();
+create trigger capital_history_truncated after truncate on stats.capital for each statement execute function stats.history_truncated();
+
+create function stats.history_at(p_now timestamptz) returns json
+language plpgsql stable set search_path = '' set plan_cache_mode = force_generic_plan as $$
+declare
+  snapshot stats.history_snapshot;
+  v_since date;
+  v_nights json;
+begin
+  select * into snapshot from stats.history_snapshot;
+  if snapshot.computed_at is not null and p_now >= snapshot.computed_at then
+    v_since := snapshot.since_date;
+    v_nights := snapshot.nights;
+  else
+    v_since := stats.since_date((p_now at time zone 'UTC')::date);
+    v_nights := stats.history_nights(p_now, v_since);
+  end if;
   return json_build_object(
     'updated_at', stats.iso(stats.figures_updated_at(p_now)),
     'since_date', v_since,
     'data_source', stats.data_source(),
-    'nights', coalesce(v_nights, '[]'::json));
+    'nights', v_nights);
 end $$;
 alter function stats.history_at(timestamptz) owner to stats_owner;
 grant execute on function stats.history_at(timestamptz) to stats_writer;

@@ -8,7 +8,7 @@ import { XMLParser, XMLValidator } from 'fast-xml-parser';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { API_PATHS, SITE_PATHS } from '../edge/paths.ts';
 import { startTestStack, type TestStack } from './support/stack.ts';
-import { addDays, cliEnv, runCli, todayUtc } from './writer/helpers.ts';
+import { addDays, cliEnv, query, runCli, todayUtc } from './writer/helpers.ts';
 
 const NIGHTS = 1000;
 let stack: TestStack;
@@ -132,6 +132,27 @@ describe('the whole track record', () => {
       const again = await fetch(stack.cfg.siteUrl + p, { headers: { 'if-none-match': etag } });
       expect(again.status, p).toBe(304);
     }
+  });
+});
+
+describe('the nights built when the data change', () => {
+  const historyNow = async () => (await query<{ h: { nights: Night[] } }>(stack.db.adminUrl, 'select stats.history_at(now()) as h'))[0]!.h;
+
+  it('equal the nights computed from the tables now, and a correction rebuilds them at commit', async () => {
+    const [row] = await query<{ same: boolean }>(stack.db.adminUrl,
+      `select (select nights::jsonb from stats.history_snapshot) = stats.history_nights(now(), stats.since_date(current_date))::jsonb as same`);
+    expect(row!.same).toBe(true);
+    // Correct one old night through the writer: every running total from it on moves by the difference.
+    const night = expected[500]!;
+    const run = await runCli(['import', '-'], cliEnv(stack), `${JSON.stringify({ type: 'payout', date: night.date, usd: cents(night.usd + 1.25) })}\n`);
+    expect(run.code, run.stderr).toBe(0);
+    const corrected = strip((await historyNow()).nights);
+    expect(corrected.slice(0, 500)).toEqual(expected.slice(0, 500));
+    expect(corrected[500]).toEqual({ ...night, usd: cents(night.usd + 1.25), total_usd: cents(night.total_usd + 1.25) });
+    expect(corrected.at(-1)!.total_usd).toBe(cents(expected.at(-1)!.total_usd + 1.25));
+    // Without a snapshot (a TRUNCATE of a source table removes it) the nights are computed live.
+    await query(stack.db.adminUrl, 'delete from stats.history_snapshot');
+    expect(strip((await historyNow()).nights)).toEqual(corrected);
   });
 });
 
