@@ -5,6 +5,12 @@ if [ ! -d node_modules ] || [ package-lock.json -nt node_modules/.package-lock.j
   echo "Installing npm dependencies (npm ci) …"
   npm ci --no-audit --no-fund
 fi
+# With --test (npm test): openapi-typescript with the TypeScript 5 it needs, apart from the project's
+# TypeScript 7.
+tool=scripts/openapi-typescript
+if [ "${1:-}" = --test ] && { [ ! -d $tool/node_modules ] || [ $tool/package-lock.json -nt $tool/node_modules/.package-lock.json ]; }; then
+  npm ci --prefix $tool --no-audit --no-fund >/dev/null
+fi
 # nginx, and its njs module (Debian's libnginx-mod-http-js), which counts the API host's apikey headers;
 # brotli's modules are installed beside them when we can (nginx sends gzip only without them).
 missing=""

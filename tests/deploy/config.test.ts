@@ -12,7 +12,7 @@ import { envExampleNames } from '../support/env-example.ts';
 const NOT_OPERATOR_SETTINGS = new Set(['PATH', 'HOME', 'NODE_ENV', 'TZ', 'CI', 'BENCH_SECONDS', 'BENCH_ROUNDS']);
 
 function sourceFiles(dir: string): string[] {
-  return readdirSync(dir).flatMap((entry) => {
+  return readdirSync(dir).filter((entry) => entry !== 'node_modules').flatMap((entry) => {
     const full = path.join(dir, entry);
     return statSync(full).isDirectory() ? sourceFiles(full) : /\.(ts|mts)$/.test(entry) ? [full] : [];
   });
