@@ -75,9 +75,10 @@ async function main() {
 Public Stats Service is running (Ctrl-C stops it).
   site       ${cfg.siteUrl}/   (landing page; Markdown with Accept: text/markdown)
              ${cfg.siteUrl}/api/stats   ${cfg.siteUrl}/api/health   (no key)
+             ${cfg.siteUrl}/api/history (also .csv)   ${cfg.siteUrl}/feed.xml   ${cfg.siteUrl}/badge.svg
              ${cfg.siteUrl}/mcp (MCP, POST, alpha)   ${cfg.siteUrl}/a2a (A2A message/send, alpha)
   API host   ${cfg.apiUrl}/rest/v1/rpc/landing_stats   (GET or POST {})
-             ${cfg.apiUrl}/rest/v1/rpc/landing_health
+             ${cfg.apiUrl}/rest/v1/rpc/landing_history   ${cfg.apiUrl}/rest/v1/rpc/landing_health
   anon key   ${cfg.ANON_KEY}
   database   ${cfg.databaseUrl ? 'DATABASE_URL' : `embedded Postgres, data in ${path.join(cfg.dataDir, 'postgres')}`}
   writer     source ${writerCfg.source}${writerCfg.source === 'demo' ? ' (demo figures; set the Polymarket variables of .env.example for real ones)' : ''}
