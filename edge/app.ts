@@ -5,7 +5,7 @@ import { bodyLimit } from 'hono/body-limit';
 import { cors } from 'hono/cors';
 import { createA2A } from './a2a.ts';
 import type { EdgeConfig } from './config.ts';
-import { createFigures, type Figures } from './figures.ts';
+import { createFigures, type Figures, type Prepared } from './figures.ts';
 import { etagMatches, jsonError, prefersHtml, prefersMarkdown, strongEtag } from './http.ts';
 import { badgeSvg, SVG_TYPE } from './badge.ts';
 import { ATOM_TYPE, atomFeed } from './feed.ts';
@@ -18,6 +18,7 @@ import { linkHeader } from './page/links.ts';
 import { renderMarkdown } from './page/markdown.ts';
 import { SITE_PATHS } from './paths.ts';
 import { createKeyDirectory, KEY_DIRECTORY_CACHE_CONTROL, KEY_DIRECTORY_MEDIA_TYPE, type KeyDirectory } from './signing.ts';
+import type { HistoryRecord, PublishedStats } from './records.ts';
 import { SERVICE_NAME } from './texts.ts';
 import { createUpstream } from './upstream.ts';
 
@@ -33,6 +34,26 @@ const JSON_TYPE = 'application/json; charset=utf-8';
 const CSV_TYPE = 'text/csv; charset=utf-8; header=present';
 
 const unavailable = () => jsonError(503, `${UNAVAILABLE_MESSAGE} GET /api/health reports the status.`, { 'retry-after': '30' });
+
+/** A cacheable answer with a strong validator: a 304 when If-None-Match matches it. */
+function validated(c: Context, body: string | Uint8Array<ArrayBuffer>, headers: { 'content-type': string; etag: string; 'last-modified'?: string }): Response {
+  const all = { 'cache-control': STATS_CACHE_CONTROL, ...headers };
+  if (etagMatches(c.req.header('if-none-match'), headers.etag)) return new Response(null, { status: 304, headers: all });
+  return new Response(body, { headers: all });
+}
+
+async function withEtag(body: string): Promise<{ body: string; etag: string }> {
+  return { body, etag: await strongEtag(body) };
+}
+
+/** What is made from one prepared record, made again only when that record changes (its ETag). */
+function madeFrom<T, R>(make: (source: Prepared<T>) => Promise<R>): (source: Prepared<T>) => Promise<R> {
+  let last: { etag: string; made: Promise<R> } | undefined;
+  return (source) => {
+    if (last?.etag !== source.etag) last = { etag: source.etag, made: make(source) };
+    return last.made;
+  };
+}
 
 function methodNotAllowed(allow: string) {
   return () => jsonError(405, `Method not allowed: use ${allow.replace(', OPTIONS', '')}.`, { allow });
@@ -78,73 +99,71 @@ export function createApp(cfg: EdgeConfig, options: AppOptions = {}): Hono {
     onError: () => jsonError(413, `Request body too large: at most ${MAX_BODY_BYTES} bytes.`),
   });
 
+  const readStats = () => figures.stats().catch((error: Error) => {
+    console.error(`edge: ${error.message}`);
+    return undefined;
+  });
+  const readHistory = () => figures.history().catch((error: Error) => {
+    console.error(`edge: ${error.message}`);
+    return undefined;
+  });
+
   app.get('/api/stats', async (c) => {
-    const stats = await figures.stats().catch((error: Error) => {
-      console.error(`edge: ${error.message}`);
-      return undefined;
-    });
+    const stats = await readStats();
     if (!stats) return unavailable();
-    const headers = { 'content-type': JSON_TYPE, 'cache-control': STATS_CACHE_CONTROL, etag: stats.etag };
-    if (etagMatches(c.req.header('if-none-match'), stats.etag)) return new Response(null, { status: 304, headers });
-    return new Response(stats.body, { headers });
+    return validated(c, stats.body, { 'content-type': JSON_TYPE, etag: stats.etag });
   });
   app.all('/api/stats', methodNotAllowed('GET, HEAD, OPTIONS'));
 
-  // The track record, whole or within from/to; as JSON or CSV, with the stats' cache policy.
+  // The track record, whole or within from/to, as JSON or CSV. The whole record's JSON is the
+  // prepared upstream answer; its CSV, the feed and the badge are made once per upstream answer.
+  const wholeCsv = madeFrom((history: Prepared<HistoryRecord>) => withEtag(historyCsv(history.value)));
   const history = (format: 'json' | 'csv') => async (c: Context) => {
     const range = parseRange({ from: c.req.query('from'), to: c.req.query('to') });
     if ('error' in range) return jsonError(400, range.error);
-    const whole = await figures.history().catch((error: Error) => {
-      console.error(`edge: ${error.message}`);
-      return undefined;
-    });
+    const whole = await readHistory();
     if (!whole) return unavailable();
+    const type = format === 'csv' ? CSV_TYPE : JSON_TYPE;
     const record = withinRange(whole.value, range);
-    const body = format === 'csv' ? historyCsv(record) : record === whole.value ? whole.body : `${JSON.stringify(record)}\n`;
-    const etag = record === whole.value && format === 'json' ? whole.etag : await strongEtag(body);
-    const headers = { 'content-type': format === 'csv' ? CSV_TYPE : JSON_TYPE, 'cache-control': STATS_CACHE_CONTROL, etag };
-    if (etagMatches(c.req.header('if-none-match'), etag)) return new Response(null, { status: 304, headers });
-    return new Response(body, { headers });
+    const answer = record !== whole.value ? await withEtag(format === 'csv' ? historyCsv(record) : `${JSON.stringify(record)}\n`)
+      : format === 'csv' ? await wholeCsv(whole) : whole;
+    return validated(c, answer.body, { 'content-type': type, etag: answer.etag });
   };
   app.get(SITE_PATHS.SITE_HISTORY, history('json'));
   app.all(SITE_PATHS.SITE_HISTORY, methodNotAllowed('GET, HEAD, OPTIONS'));
   app.get(SITE_PATHS.SITE_HISTORY_CSV, history('csv'));
   app.all(SITE_PATHS.SITE_HISTORY_CSV, methodNotAllowed('GET, HEAD, OPTIONS'));
 
-  // The feed and the badge: cacheable like the stats, with validators.
-  const cached = (body: string, type: string, lastModified: string | null | undefined) => async (c: Context) => {
-    const etag = await strongEtag(body);
-    const headers: Record<string, string> = { 'content-type': type, 'cache-control': STATS_CACHE_CONTROL, etag };
-    if (lastModified) headers['last-modified'] = new Date(lastModified).toUTCString();
-    if (etagMatches(c.req.header('if-none-match'), etag)) return new Response(null, { status: 304, headers });
-    return new Response(c.req.method === 'HEAD' ? null : body, { headers });
-  };
+  const feed = madeFrom(async (history: Prepared<HistoryRecord>) => {
+    const { body, updated } = atomFeed(history.value, cfg);
+    return { ...(await withEtag(body)), updated };
+  });
   app.get(SITE_PATHS.FEED, async (c) => {
-    const whole = await figures.history().catch(() => undefined);
+    const whole = await readHistory();
     if (!whole) return unavailable();
-    const feed = atomFeed(whole.value, cfg);
-    return cached(feed.body, ATOM_TYPE, feed.updated)(c);
+    const { body, etag, updated } = await feed(whole);
+    return validated(c, body, { 'content-type': ATOM_TYPE, etag, 'last-modified': new Date(updated).toUTCString() });
   });
   app.all(SITE_PATHS.FEED, methodNotAllowed('GET, HEAD, OPTIONS'));
+
+  // The badge says "no data" rather than fail while the figures cannot be read.
+  const badge = madeFrom((stats: Prepared<PublishedStats>) => withEtag(badgeSvg(stats.value)));
   app.get(SITE_PATHS.BADGE, async (c) => {
-    const stats = await figures.stats().catch(() => undefined);
-    return cached(badgeSvg(stats?.value), SVG_TYPE, stats?.value.updated_at)(c);
+    const stats = await readStats();
+    const { body, etag } = stats ? await badge(stats) : await withEtag(badgeSvg(undefined));
+    const updatedAt = stats?.value.updated_at;
+    return validated(c, body, { 'content-type': SVG_TYPE, etag, ...(updatedAt ? { 'last-modified': new Date(updatedAt).toUTCString() } : {}) });
   });
   app.all(SITE_PATHS.BADGE, methodNotAllowed('GET, HEAD, OPTIONS'));
 
-  // The share card, rendered once per change of the figures (updated_at) and kept until the next.
-  let shareCard: { key: string; png: Uint8Array<ArrayBuffer>; etag: string } | undefined;
+  // The share card, rendered once per change of the figures and kept until the next.
+  let shareCard: { key: string; png: Uint8Array<ArrayBuffer> } | undefined;
   app.get(SITE_PATHS.OG_IMAGE, async (c) => {
     if (!options.renderPng) return notFound(c);
-    const [stats, history] = await Promise.all([figures.stats().catch(() => undefined), figures.history().catch(() => undefined)]);
+    const [stats, history] = await Promise.all([readStats(), readHistory()]);
     const key = [stats?.etag, history?.etag].map((etag) => etag?.replace(/"/g, '') ?? 'none').join('-');
-    if (shareCard?.key !== key) {
-      const png = new Uint8Array(options.renderPng(shareImageSvg(stats?.value, history?.value)));
-      shareCard = { key, png, etag: `"${key}"` };
-    }
-    const headers = { 'content-type': 'image/png', 'cache-control': STATS_CACHE_CONTROL, etag: shareCard.etag };
-    if (etagMatches(c.req.header('if-none-match'), shareCard.etag)) return new Response(null, { status: 304, headers });
-    return new Response(c.req.method === 'HEAD' ? null : shareCard.png, { headers });
+    if (shareCard?.key !== key) shareCard = { key, png: new Uint8Array(options.renderPng(shareImageSvg(stats?.value, history?.value))) };
+    return validated(c, shareCard.png, { 'content-type': 'image/png', etag: `"${key}"` });
   });
   app.all(SITE_PATHS.OG_IMAGE, methodNotAllowed('GET, HEAD, OPTIONS'));
 

@@ -30,7 +30,7 @@ export function publishStats(record: StatsRecord, cfg: EdgeConfig): PublishedSta
   };
 }
 
-export async function prepare<T>(value: T): Promise<Prepared<T>> {
+async function prepare<T>(value: T): Promise<Prepared<T>> {
   const body = `${JSON.stringify(value)}\n`;
   return { value, body, etag: await strongEtag(body) };
 }

@@ -9,14 +9,14 @@ const HEIGHT = 220;
 const PAD = { top: 16, right: 8, bottom: 28, left: 56 };
 
 /** The axis, the top grid line and the four labels both charts share. */
-function frame(size: { width: number; height: number }, max: number, first: string, last: string): string {
-  const baseline = size.height - PAD.bottom;
-  return `<line class="axis" x1="${PAD.left}" y1="${baseline}" x2="${size.width - PAD.right}" y2="${baseline}"/>
-<line class="grid" x1="${PAD.left}" y1="${PAD.top}" x2="${size.width - PAD.right}" y2="${PAD.top}"/>
+function frame(max: number, first: string, last: string): string {
+  const baseline = HEIGHT - PAD.bottom;
+  return `<line class="axis" x1="${PAD.left}" y1="${baseline}" x2="${WIDTH - PAD.right}" y2="${baseline}"/>
+<line class="grid" x1="${PAD.left}" y1="${PAD.top}" x2="${WIDTH - PAD.right}" y2="${PAD.top}"/>
 <text x="${PAD.left - 6}" y="${PAD.top + 4}" text-anchor="end">${esc(money(max))}</text>
 <text x="${PAD.left - 6}" y="${baseline + 4}" text-anchor="end">$0</text>
-<text x="${PAD.left}" y="${size.height - 8}">${esc(first)}</text>
-<text x="${size.width - PAD.right}" y="${size.height - 8}" text-anchor="end">${esc(last)}</text>`;
+<text x="${PAD.left}" y="${HEIGHT - 8}">${esc(first)}</text>
+<text x="${WIDTH - PAD.right}" y="${HEIGHT - 8}" text-anchor="end">${esc(last)}</text>`;
 }
 
 export function nightsChart(daily: { date: string; usd: number }[]): string {
@@ -37,7 +37,7 @@ export function nightsChart(daily: { date: string; usd: number }[]): string {
   return `<svg class="chart" viewBox="0 0 ${WIDTH} ${HEIGHT}" role="img" aria-labelledby="chart-title chart-desc" xmlns="http://www.w3.org/2000/svg">
 <title id="chart-title">Gross reward payout per night, ${esc(first)} to ${esc(last)}</title>
 <desc id="chart-desc">${daily.length} bars, one per settled night, oldest on the left; the highest is ${esc(money(max))}. The table below lists the same figures.</desc>
-${frame({ width: WIDTH, height: HEIGHT }, max, first, last)}
+${frame(max, first, last)}
 ${bars.join('\n')}
 </svg>`;
 }
@@ -75,7 +75,7 @@ export function cumulativeChart(nights: { date: string; total_usd: number }[]): 
   return `<svg class="chart cumulative" viewBox="0 0 ${WIDTH} ${HEIGHT}" role="img" aria-labelledby="cumulative-title cumulative-desc" xmlns="http://www.w3.org/2000/svg">
 <title id="cumulative-title">Running gross payout total, ${esc(first)} to ${esc(last)}</title>
 <desc id="cumulative-desc">A line rising from $0 to ${esc(money(max))} over ${nights.length} settled nights. The table below gives the total at the end of each month.</desc>
-${frame({ width: WIDTH, height: HEIGHT }, max, first, last)}
+${frame(max, first, last)}
 <path class="line" d="${line}" fill="none"/>
 </svg>`;
 }

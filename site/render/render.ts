@@ -131,7 +131,7 @@ export async function renderSiteDocuments(cfg: DocumentsConfig, outDir: string, 
   const policyUpdated = policyUpdatedDate(options.policyUpdated ?? cfg.policyUpdated);
   const vars = templateVars(cfg, policyUpdated);
   const urls = publicUrls(cfg);
-  const files = new Map<string, string | Buffer>();
+  const files = new Map<string, string>();
   const fileOf = (documentPath: string) => STATIC_DOCUMENTS.find((d) => d.path === documentPath)!.file;
 
   // Documents with a template: filled, JSON kept as JSON.
