@@ -4,9 +4,11 @@ import { Hono, type Context } from 'hono';
 import { bodyLimit } from 'hono/body-limit';
 import { cors } from 'hono/cors';
 import { createA2A } from './a2a.ts';
+import { createAnswerSigner, type AnswerSigner } from './response-signature.ts';
+import { createAnswerSigning, requestedCoding, type Answer, type AnswerSigning, type Compress, type SignedAnswer } from './answers.ts';
 import type { EdgeConfig } from './config.ts';
 import { createFigures, type Figures, type Prepared } from './figures.ts';
-import { etagMatches, jsonError, prefersHtml, prefersMarkdown, strongEtag } from './http.ts';
+import { etagMatches, jsonError, NO_STORE, prefersHtml, prefersMarkdown, strongEtag } from './http.ts';
 import { badgeSvg, SVG_TYPE } from './badge.ts';
 import { ATOM_TYPE, atomFeed } from './feed.ts';
 import { shareImageSvg } from './share-image.ts';
@@ -16,10 +18,11 @@ import { UNAVAILABLE_MESSAGE } from './rpc-errors.ts';
 import { renderHtml, type PageInput } from './page/html.ts';
 import { linkHeader } from './page/links.ts';
 import { renderMarkdown } from './page/markdown.ts';
-import { SITE_PATHS } from './paths.ts';
+import { API_PATHS, SITE_PATHS } from './paths.ts';
 import { createKeyDirectory, KEY_DIRECTORY_CACHE_CONTROL, KEY_DIRECTORY_MEDIA_TYPE, type KeyDirectory } from './signing.ts';
 import type { HistoryRecord, PublishedStats } from './records.ts';
 import { SERVICE_NAME } from './texts.ts';
+import { createLogApp } from './transparency.ts';
 import { createUpstream } from './upstream.ts';
 
 /** Clients poll at most once a minute, so a minute of caching loses a client nothing. */
@@ -34,6 +37,22 @@ const JSON_TYPE = 'application/json; charset=utf-8';
 const CSV_TYPE = 'text/csv; charset=utf-8; header=present';
 
 const unavailable = () => jsonError(503, `${UNAVAILABLE_MESSAGE} GET /api/health reports the status.`, { 'retry-after': '30' });
+
+/** A signed data answer, or a 304 when If-None-Match matches its validator. */
+function sent(c: Context, answer: SignedAnswer): Response {
+  const headers: Record<string, string> = { 'cache-control': STATS_CACHE_CONTROL, ...answer.headers };
+  const etag = answer.headers.etag!;
+  if (etagMatches(c.req.header('if-none-match'), etag)) {
+    return new Response(null, { status: 304, headers: { 'cache-control': STATS_CACHE_CONTROL, etag, vary: 'Accept-Encoding' } });
+  }
+  return new Response(answer.body, { status: answer.status, headers });
+}
+
+/** The query exactly as the client sent it (with its "?"), which a signature then covers; none when empty. */
+function rawQuery(url: string): string | undefined {
+  const at = url.indexOf('?');
+  return at >= 0 && at < url.length - 1 ? url.slice(at) : undefined;
+}
 
 /** A cacheable answer with a strong validator: a 304 when If-None-Match matches it. */
 function validated(c: Context, body: string | Uint8Array<ArrayBuffer>, headers: { 'content-type': string; etag: string; 'last-modified'?: string }): Response {
@@ -72,12 +91,20 @@ function notFound(c: Context): Response {
 export interface AppOptions {
   /** SVG to PNG, for the share card (/og.png); a runtime without one answers that route 404. */
   renderPng?: (svg: string) => Uint8Array;
+  /** gzip and brotli for the signed records; a runtime without it sends them uncompressed. */
+  compress?: Compress;
 }
 
 export function createApp(cfg: EdgeConfig, options: AppOptions = {}): Hono {
   const figures: Figures = createFigures(cfg, createUpstream(cfg));
   const a2a = createA2A(cfg, figures);
   const app = new Hono();
+  // One signing key for both hosts; each signs the authority its clients call.
+  let answerSigner: Promise<AnswerSigner> | undefined;
+  const signer = () => (answerSigner ??= createAnswerSigner(cfg.httpSigPrivateKey));
+  const siteAnswers: AnswerSigning = createAnswerSigning(signer, new URL(cfg.siteUrl).host, options.compress);
+  const apiAnswers: AnswerSigning = createAnswerSigning(signer, new URL(cfg.apiUrl).host, options.compress);
+  const coding = (c: Context) => requestedCoding(c.req.header('accept-encoding'), options.compress);
 
   app.onError((error) => {
     // Logged for the operator; the caller never sees internals or a stack trace.
@@ -90,7 +117,7 @@ export function createApp(cfg: EdgeConfig, options: AppOptions = {}): Hono {
     origin: '*',
     allowMethods: ['GET', 'HEAD', 'POST', 'OPTIONS'],
     allowHeaders: ['content-type', 'accept', 'if-none-match', 'mcp-protocol-version', 'a2a-version', 'last-event-id'],
-    exposeHeaders: ['ETag', 'Link', 'Retry-After', 'X-Cache-Status', 'X-Markdown-Tokens', 'Signature', 'Signature-Input'],
+    exposeHeaders: ['ETag', 'Link', 'Retry-After', 'X-Cache-Status', 'X-Markdown-Tokens', 'Signature', 'Signature-Input', 'Content-Digest'],
     maxAge: 86400,
   }));
 
@@ -108,10 +135,12 @@ export function createApp(cfg: EdgeConfig, options: AppOptions = {}): Hono {
     return undefined;
   });
 
-  app.get('/api/stats', async (c) => {
+  app.get(SITE_PATHS.SITE_STATS, async (c) => {
     const stats = await readStats();
     if (!stats) return unavailable();
-    return validated(c, stats.body, { 'content-type': JSON_TYPE, etag: stats.etag });
+    // The record takes no query, so a signature never covers one.
+    const answer: Answer = { body: stats.body, contentType: JSON_TYPE, etag: stats.etag, path: SITE_PATHS.SITE_STATS };
+    return sent(c, await siteAnswers.sign(answer, coding(c), 'stats'));
   });
   app.all('/api/stats', methodNotAllowed('GET, HEAD, OPTIONS'));
 
@@ -125,9 +154,13 @@ export function createApp(cfg: EdgeConfig, options: AppOptions = {}): Hono {
     if (!whole) return unavailable();
     const type = format === 'csv' ? CSV_TYPE : JSON_TYPE;
     const record = withinRange(whole.value, range);
-    const answer = record !== whole.value ? await withEtag(format === 'csv' ? historyCsv(record) : `${JSON.stringify(record)}\n`)
+    const made = record !== whole.value ? await withEtag(format === 'csv' ? historyCsv(record) : `${JSON.stringify(record)}\n`)
       : format === 'csv' ? await wholeCsv(whole) : whole;
-    return validated(c, answer.body, { 'content-type': type, etag: answer.etag });
+    const path = format === 'csv' ? SITE_PATHS.SITE_HISTORY_CSV : SITE_PATHS.SITE_HISTORY;
+    const query = rawQuery(c.req.url);
+    const answer: Answer = { body: made.body, contentType: type, etag: made.etag, path, query };
+    // Only the whole record, asked with no query, is kept signed here; the gateway caches the rest.
+    return sent(c, await siteAnswers.sign(answer, coding(c), query ? undefined : path));
   };
   app.get(SITE_PATHS.SITE_HISTORY, history('json'));
   app.all(SITE_PATHS.SITE_HISTORY, methodNotAllowed('GET, HEAD, OPTIONS'));
@@ -167,6 +200,33 @@ export function createApp(cfg: EdgeConfig, options: AppOptions = {}): Hono {
   });
   app.all(SITE_PATHS.OG_IMAGE, methodNotAllowed('GET, HEAD, OPTIONS'));
 
+  // The API host's records, fetched from PostgREST as the gateway asks for them (the one call, with
+  // its body), compressed for the coding it picked and signed for the API host. PostgREST's own
+  // refusals pass through unsigned for the gateway to turn into its JSON errors.
+  app.post('/api-host/rpc/:fn{landing_stats|landing_history|landing_log}', async (c) => {
+    const fn = c.req.param('fn');
+    let upstream: Response;
+    try {
+      upstream = await fetch(`${cfg.postgrestUpstream}/rpc/${fn}`, {
+        method: 'POST',
+        headers: { 'content-type': 'application/json', accept: 'application/json' },
+        body: await c.req.text(),
+        signal: AbortSignal.timeout(cfg.upstreamTimeoutMs),
+      });
+    } catch (error) {
+      console.error(`edge: ${fn} from PostgREST failed: ${(error as Error).message}`);
+      return unavailable();
+    }
+    const body = new Uint8Array(await upstream.arrayBuffer());
+    const contentType = upstream.headers.get('content-type') ?? JSON_TYPE;
+    const etag = upstream.headers.get('etag');
+    if (upstream.status !== 200 || !etag) return new Response(body, { status: upstream.status, headers: { 'content-type': contentType, ...NO_STORE } });
+    const answer: Answer = { body, contentType, etag, lastModified: upstream.headers.get('last-modified') ?? undefined, path: `${API_PATHS.REST_BASE}/rpc/${fn}` };
+    return sent(c, await apiAnswers.sign(answer, coding(c)));
+  });
+
+  app.route(SITE_PATHS.LOG, createLogApp(cfg, figures));
+
   // Always 200 while the site is up: the status field carries "down", never the HTTP status.
   app.get('/api/health', async () => {
     const health = await figures.health();
@@ -187,7 +247,7 @@ export function createApp(cfg: EdgeConfig, options: AppOptions = {}): Hono {
   // The key directory answers signed, as the directory draft asks; its key is imported on first use.
   let keyDirectory: Promise<KeyDirectory> | undefined;
   app.get(SITE_PATHS.SIG_DIRECTORY, async (c) => {
-    keyDirectory ??= createKeyDirectory(cfg.httpSigPrivateKey, cfg.siteUrl + SITE_PATHS.SIG_DIRECTORY);
+    keyDirectory ??= createKeyDirectory(cfg.httpSigPrivateKey, cfg.siteUrl + SITE_PATHS.SIG_DIRECTORY, cfg.httpSigRetiredPublicKeys);
     const directory = await keyDirectory;
     const signature = await directory.signatureHeaders();
     return new Response(c.req.method === 'HEAD' ? null : directory.body, {

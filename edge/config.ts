@@ -8,10 +8,14 @@ export interface EdgeConfig {
   apiUrl: string;
   /** Where the edge reaches the API host (the local listener; may differ from the public URL). */
   apiUpstream: string;
+  /** Where the edge reaches PostgREST itself, to sign the API host's answers (PostgREST's default role is anon). */
+  postgrestUpstream: string;
   /** The public anon key, sent to the API host in the `apikey` header. */
   anonKey: string;
   /** Ed25519 private key (PKCS#8 DER, base64url) whose public half the key directory publishes, signed with it. */
   httpSigPrivateKey: string;
+  /** Public halves of retired signing keys (JWK x values): the key directory keeps listing them. */
+  httpSigRetiredPublicKeys: string[];
   /** How long one upstream answer serves every surface (REST, MCP, A2A, the page). */
   statsTtlMs: number;
   /** Health must be near-live: never cached for longer than a few seconds. */
@@ -43,8 +47,10 @@ export function edgeConfigFromEnv(env: EdgeEnv): EdgeConfig {
     siteUrl: origin(required(env, 'SITE_URL')),
     apiUrl: origin(required(env, 'API_URL')),
     apiUpstream: origin(required(env, 'EDGE_API_UPSTREAM')),
+    postgrestUpstream: origin(required(env, 'EDGE_POSTGREST_UPSTREAM')),
     anonKey: required(env, 'ANON_KEY'),
     httpSigPrivateKey: required(env, 'HTTP_SIG_PRIVATE_KEY'),
+    httpSigRetiredPublicKeys: (env.HTTP_SIG_RETIRED_PUBLIC_KEYS ?? '').split(',').map((key) => key.trim()).filter(Boolean),
     statsTtlMs: seconds(env, 'EDGE_STATS_TTL_SECONDS', 5),
     healthTtlMs: seconds(env, 'EDGE_HEALTH_TTL_SECONDS', 2),
     upstreamTimeoutMs: seconds(env, 'EDGE_UPSTREAM_TIMEOUT_SECONDS', 3),

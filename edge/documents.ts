@@ -63,6 +63,10 @@ export const SITE_DOCUMENTS: readonly SiteDocument[] = [
   { path: SITE_PATHS.SKILLS_INDEX, file: file(SITE_PATHS.SKILLS_INDEX), mediaType: JSON_TYPE, cacheControl: CACHE_LONG, title: 'Agent skills index' },
   // Signed per answer by the edge (the signature carries created and expires).
   { path: SITE_PATHS.SIG_DIRECTORY, mediaType: KEY_DIRECTORY_MEDIA_TYPE, cacheControl: KEY_DIRECTORY_CACHE_CONTROL, title: 'HTTP message signatures key directory (Ed25519 JWKS)' },
+  // The log's page is the edge's (it states the live checkpoint); the verifier is this repository's
+  // scripts/verify.ts, served as it is so anyone can run it alone.
+  { path: SITE_PATHS.LOG, mediaType: 'text/html; charset=utf-8', cacheControl: 'public, max-age=60', title: 'Transparency log of the nightly figures' },
+  { path: SITE_PATHS.LOG_VERIFIER, file: file(SITE_PATHS.LOG_VERIFIER), mediaType: PLAIN_TEXT, cacheControl: CACHE_SHORT, title: 'The verifier: one TypeScript file, run with Node alone' },
   { path: SITE_PATHS.ROBOTS, file: file(SITE_PATHS.ROBOTS), source: 'robots.txt', mediaType: PLAIN_TEXT, cacheControl: CACHE_LONG },
   { path: SITE_PATHS.SITEMAP, file: file(SITE_PATHS.SITEMAP), source: 'sitemap.xml', mediaType: 'application/xml', cacheControl: CACHE_LONG },
   // Browsers ask for /favicon.ico whatever the page says; an SVG under that name serves them all.

@@ -4,7 +4,7 @@
 import { SingleFlight } from './cache.ts';
 import type { EdgeConfig } from './config.ts';
 import { strongEtag } from './http.ts';
-import type { HistoryRecord, PublishedHealth, PublishedStats, StatsRecord } from './records.ts';
+import type { HistoryRecord, LogRecord, PublishedHealth, PublishedStats, StatsRecord } from './records.ts';
 import { SERVICE_NAME, citeSentence, notesFor } from './texts.ts';
 import type { Upstream } from './upstream.ts';
 
@@ -20,6 +20,8 @@ export interface Figures {
   /** The whole track record, as landing_history returns it. */
   history(): Promise<Prepared<HistoryRecord>>;
   health(): Promise<Prepared<PublishedHealth>>;
+  /** The transparency log's entries, as landing_log returns them. */
+  log(): Promise<Prepared<LogRecord>>;
 }
 
 export function publishStats(record: StatsRecord, cfg: EdgeConfig): PublishedStats {
@@ -42,5 +44,6 @@ export function createFigures(cfg: EdgeConfig, upstream: Upstream): Figures {
     return prepare<PublishedHealth>({ ...record, api_host_reachable: apiHostReachable });
   }, cfg.healthTtlMs);
   const history = new SingleFlight(async () => prepare(await upstream.history()), cfg.statsTtlMs);
-  return { stats: () => stats.get(), history: () => history.get(), health: () => health.get() };
+  const log = new SingleFlight(async () => prepare(await upstream.log()), cfg.statsTtlMs);
+  return { stats: () => stats.get(), history: () => history.get(), health: () => health.get(), log: () => log.get() };
 }

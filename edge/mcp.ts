@@ -117,6 +117,7 @@ export async function mcpCardFacts(siteUrl: string): Promise<McpCardFacts> {
     stats: () => Promise.reject(new Error('not read while listing')),
     history: () => Promise.reject(new Error('not read while listing')),
     health: () => Promise.reject(new Error('not read while listing')),
+    log: () => Promise.reject(new Error('not read while listing')),
   };
   const server = buildServer({ siteUrl }, noFigures);
   const client = new Client({ name: 'server-card', version: MCP_SERVER_VERSION });

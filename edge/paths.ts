@@ -37,6 +37,12 @@ export const SITE_PATHS = {
   OG_IMAGE: '/og.png',
   MCP: '/mcp',
   A2A: '/a2a',
+  // The transparency log (https://c2sp.org/tlog-tiles): its page, checkpoint, tiles and receipts.
+  LOG: '/log/',
+  LOG_CHECKPOINT: '/log/checkpoint',
+  LOG_TILES: '/log/tile/',
+  LOG_PROOF: '/log/proof/',
+  LOG_VERIFIER: '/log/verify.ts',
 } as const;
 
 /** Paths on the API host {api_url}. */
@@ -45,6 +51,7 @@ export const API_PATHS = {
   STATS: '/rest/v1/rpc/landing_stats',
   HEALTH: '/rest/v1/rpc/landing_health',
   HISTORY: '/rest/v1/rpc/landing_history',
+  LOG: '/rest/v1/rpc/landing_log',
   PRM: '/.well-known/oauth-protected-resource',
   AUTH_ISSUER: '/auth/v1',
   // RFC 8414 §3.1: the well-known name goes between the host and the issuer's path.
@@ -54,6 +61,15 @@ export const API_PATHS = {
 /** Where the skills index lists a skill's SKILL.md (the v0.2.0 convention). */
 export function skillPath(name: string): string {
   return SITE_PATHS.SKILLS_INDEX.replace(/index\.json$/, `${name}/SKILL.md`);
+}
+
+/**
+ * The transparency log's origin (https://c2sp.org/tlog-checkpoint): the site's host and the log's
+ * path, schema-less; the demo nights' log is a different log, with an origin that says so. The
+ * checkpoint's signing key is named after it.
+ */
+export function logOrigin(siteUrl: string, demo: boolean): string {
+  return `${new URL(siteUrl).host}${SITE_PATHS.LOG.replace(/\/$/, '')}${demo ? '/demo' : ''}`;
 }
 
 export type UrlName = `${keyof typeof SITE_PATHS}_URL` | `API_${keyof typeof API_PATHS}_URL` | 'SITE_URL' | 'API_URL';

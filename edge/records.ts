@@ -63,6 +63,7 @@ export const HistoryNightSchema = z.object({
   trading_cost_usd: z.number().nullable().describe("That date's cost of unwinding filled inventory, USD (signed: a gain is a negative cost); null when none is recorded."),
   at_stake_usd: z.number().nullable().describe("The capital base the returns use for that day: the day's last snapshot of capital at stake, USD; null when the day has none."),
   updated_at: timestamp.describe("When that night's payout was first recorded or last corrected (ISO 8601 UTC)."),
+  log_index: count.nullable().describe("Index of the transparency log's latest entry for this night (its leaf in the tree at {base_url}/log/); null until the night is final, three days after its date."),
 }).describe('One settled night of the track record.').register(contract, { id: 'HistoryNight' });
 
 export const HistoryRecordSchema = z.looseObject({
@@ -73,6 +74,13 @@ export const HistoryRecordSchema = z.looseObject({
   nights: z.array(HistoryNightSchema).describe('Every settled night since since_date, oldest first; empty before any payout.'),
 }).describe('The whole track record: every settled night with its running gross total, trading cost and capital base.').register(contract, { id: 'HistoryRecord' });
 export type HistoryRecord = z.infer<typeof HistoryRecordSchema>;
+
+export const LogRecordSchema = z.looseObject({
+  updated_at: timestamp.nullable().describe('When the latest entry was appended (ISO 8601 UTC); null while the log is empty.'),
+  demo: z.boolean().nullable().describe('true while the log holds demo nights (a log of its own, removed when real data arrive); null before any data.'),
+  entries: z.array(z.string()).describe('Every entry in log order: the RFC 8785 canonical JSON of a final night (date, usd, trading_cost_usd, at_stake_usd, updated_at, and supersedes: the index of the entry it corrects, or null).'),
+}).describe("The transparency log's entries, the leaves of the Merkle tree served as tiles at {base_url}/log/.").register(contract, { id: 'LogRecord' });
+export type LogRecord = z.infer<typeof LogRecordSchema>;
 
 export const HealthDataSchema = z.object({
   last_payout_date: date.nullable().describe('Date of the latest payout; null before any.'),

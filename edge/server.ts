@@ -2,6 +2,7 @@
 // Started by the local stack (scripts/stack) as `node edge/server.ts` with the EDGE_* variables.
 import { serve } from '@hono/node-server';
 import type { Server } from 'node:http';
+import { brotliCompressSync, constants, gzipSync } from 'node:zlib';
 import { createApp } from './app.ts';
 import { edgeConfigFromEnv } from './config.ts';
 import { renderSharePng } from './share-png.ts';
@@ -14,7 +15,13 @@ if (!Number.isInteger(port) || port < 1 || port > 65535) {
   process.exit(1);
 }
 
-const server = serve({ fetch: createApp(cfg, { renderPng: renderSharePng }).fetch, hostname, port }, () => {
+// The gateway's own levels (gzip_comp_level, brotli_comp_level 5): the records are compressed once per
+// upstream answer, so a middling level costs little and saves most of the bytes.
+const compress = (body: Uint8Array, coding: 'gzip' | 'br') => coding === 'gzip'
+  ? gzipSync(body, { level: 5 })
+  : brotliCompressSync(body, { params: { [constants.BROTLI_PARAM_QUALITY]: 5, [constants.BROTLI_PARAM_SIZE_HINT]: body.length } });
+
+const server = serve({ fetch: createApp(cfg, { renderPng: renderSharePng, compress }).fetch, hostname, port }, () => {
   console.log(`edge listening on http://${hostname}:${port}`);
 }) as Server;
 // nginx keeps upstream connections open for up to 60 s; Node must not close them first, or a

@@ -3,6 +3,7 @@
 // of HTTP_SIG_PRIVATE_KEY as a JWKS, and the response signature the draft asks for, with
 // tag="http-message-signatures-directory", created and expires, made by the web-bot-auth package
 // (the reference implementation). Only kty/crv/x/kid/use leave this module. Web Crypto only.
+import { calculateJwkThumbprint } from 'jose';
 import { directoryResponseHeaders } from 'web-bot-auth';
 import { Ed25519Signer } from 'web-bot-auth/crypto';
 
@@ -23,7 +24,7 @@ export interface KeyDirectory {
   signatureHeaders(now?: Date): Promise<Record<'Signature' | 'Signature-Input', string>>;
 }
 
-function base64urlBytes(value: string): Uint8Array<ArrayBuffer> {
+export function base64urlBytes(value: string): Uint8Array<ArrayBuffer> {
   const binary = atob(value.replace(/-/g, '+').replace(/_/g, '/'));
   return Uint8Array.from(binary, (ch) => ch.charCodeAt(0));
 }
@@ -32,7 +33,27 @@ function base64urlBytes(value: string): Uint8Array<ArrayBuffer> {
  * `directoryUrl` is the directory's public URL: its authority is the one signed, whatever Host a
  * request arrived with (behind the gateway the edge sees its own), so no header picks what is signed.
  */
-export async function createKeyDirectory(privateKeyPkcs8Base64url: string, directoryUrl: string): Promise<KeyDirectory> {
+/** A public key as the directory lists it; its id is the RFC 7638 thumbprint (https://www.rfc-editor.org/rfc/rfc7638). */
+async function publicJwk(x: string): Promise<PublicEd25519Jwk> {
+  return { kty: 'OKP', crv: 'Ed25519', x, kid: await calculateJwkThumbprint({ kty: 'OKP', crv: 'Ed25519', x }, 'sha256'), use: 'sig' };
+}
+
+/**
+ * The directory lists the current key first, then the retired ones (`retiredPublicKeys`, JWK x
+ * values), so what an earlier key signed still verifies against it.
+ */
+export interface SigningKey {
+  privateKey: CryptoKey;
+  /** The private key as a JWK (web-bot-auth takes it in that form). */
+  jwk: JsonWebKey;
+  /** The public key, raw (32 bytes). */
+  publicKey: Uint8Array<ArrayBuffer>;
+  /** The RFC 7638 thumbprint, as the directory draft and web-bot-auth compute it. */
+  keyid: string;
+}
+
+/** HTTP_SIG_PRIVATE_KEY imported once for every use: the directory, signed answers, the log's checkpoints. */
+export async function importSigningKey(privateKeyPkcs8Base64url: string): Promise<SigningKey> {
   let privateKey: CryptoKey;
   try {
     privateKey = await crypto.subtle.importKey('pkcs8', base64urlBytes(privateKeyPkcs8Base64url), { name: 'Ed25519' }, true, ['sign']);
@@ -40,11 +61,16 @@ export async function createKeyDirectory(privateKeyPkcs8Base64url: string, direc
     throw new Error('HTTP_SIG_PRIVATE_KEY must be an Ed25519 private key (PKCS#8 DER, base64url): run `npm run keys` for a new one.');
   }
   const jwk = await crypto.subtle.exportKey('jwk', privateKey);
+  return { privateKey, jwk, publicKey: base64urlBytes(jwk.x!), keyid: (await publicJwk(jwk.x!)).kid };
+}
+
+export async function createKeyDirectory(privateKeyPkcs8Base64url: string, directoryUrl: string, retiredPublicKeys: readonly string[] = []): Promise<KeyDirectory> {
+  const { jwk } = await importSigningKey(privateKeyPkcs8Base64url);
   const signer = await Ed25519Signer.fromJWK(jwk);
-  // The key id is the RFC 7638 thumbprint, as the draft and web-bot-auth compute it. No `alg`: the
-  // directory names algorithms differently from JOSE ("ed25519" vs "EdDSA").
+  // No `alg`: the directory names algorithms differently from JOSE ("ed25519" vs "EdDSA").
   const key: PublicEd25519Jwk = { kty: 'OKP', crv: 'Ed25519', x: jwk.x!, kid: signer.keyid, use: 'sig' };
-  const body = `${JSON.stringify({ keys: [key] }, null, 2)}\n`;
+  const retired = await Promise.all(retiredPublicKeys.filter((x) => x !== key.x).map(publicJwk));
+  const body = `${JSON.stringify({ keys: [key, ...retired] }, null, 2)}\n`;
   let signed: { step: number; headers: Promise<Record<'Signature' | 'Signature-Input', string>> } | undefined;
   return {
     body,

@@ -3,6 +3,7 @@
 // skills, llms.txt, OpenAPI) cannot drift apart: the record's semantic rules and the service's
 // disclaimers, in plain words.
 import type { EdgeConfig } from './config.ts';
+import { API_PATHS, logOrigin, SITE_PATHS } from './paths.ts';
 import type { HealthRecord, HistoryRecord, PublishedHealth, PublishedStats, StatsRecord } from './records.ts';
 
 export const SERVICE_NAME = 'Public Stats Service';
@@ -78,6 +79,17 @@ export function notesFor(record: StatsRecord, cfg: EdgeConfig): Record<string, s
   };
 }
 
+/** What is signed, what is logged and how to check both: one sentence each. */
+export function verification(cfg: Pick<EdgeConfig, 'siteUrl'>): { signed: string; logged: string; check: string } {
+  const site = cfg.siteUrl;
+  const api = [API_PATHS.STATS, API_PATHS.HISTORY, API_PATHS.LOG].map((p) => p.split('/').at(-1)).join(', ');
+  return {
+    signed: `Every data answer (${api} on the API host; ${SITE_PATHS.SITE_STATS}, ${SITE_PATHS.SITE_HISTORY} and ${SITE_PATHS.SITE_HISTORY_CSV} keyless) is signed: an RFC 9421 Signature over its status, Content-Type and RFC 9530 Content-Digest and the request's authority, path and query, by the Ed25519 key of the key directory (${site}${SITE_PATHS.SIG_DIRECTORY}), which keeps retired keys so old signatures still verify.`,
+    logged: `Every settled night enters an append-only transparency log three days after its date, with the figures ${SITE_PATHS.SITE_HISTORY} serves (each night's log_index names its entry); a correction appends a new entry and no entry is ever changed. The log is served as C2SP tlog-tiles at ${site}${SITE_PATHS.LOG} (origin ${logOrigin(site, false)}; demo data have their own log, ${logOrigin(site, true)}, removed with them), its checkpoint a signed note by the same key, and ${site}${SITE_PATHS.LOG_PROOF}<date> gives a receipt for a night that can be checked offline.`,
+    check: `To check it all, run the verifier (${site}${SITE_PATHS.LOG_VERIFIER}, one file, Node and nothing else): node verify.ts --site ${site} --state verify-state.json.`,
+  };
+}
+
 /** MCP server instructions: read by the model before it calls anything. */
 export function mcpInstructions(cfg: Pick<EdgeConfig, 'siteUrl'>): string {
   return [
@@ -85,6 +97,7 @@ export function mcpInstructions(cfg: Pick<EdgeConfig, 'siteUrl'>): string {
     'Tools: get_stats (payouts, accrual, totals, capital, returns), get_history (every settled night with the running total; optional from/to) and get_health (data freshness and writer liveness). Resource stats://latest holds the latest stats record.',
     `Rules for reporting: ${RULES.gross_not_profit} ${RULES.accrual_is_estimate} ${RULES.no_annualising} ${citeSentence(cfg)}`,
     `${DEMO_RULE} ${RULES.disclaimer}`,
+    Object.values(verification(cfg)).join(' '),
   ].join('\n');
 }
 
@@ -140,7 +153,7 @@ export function historySummary(h: HistoryRecord, siteUrl: string): string {
     `${SERVICE_NAME} (${siteUrl}), track record updated at ${orNone(h.updated_at)}.`,
     ...(h.data_source === 'demo' ? [DEMO_NOTICE] : []),
     first && last
-      ? `${h.nights.length} settled nights from ${first.date} to ${last.date}; running gross total ${money(last.total_usd)} since ${orNone(h.since_date)} (reward income before trading costs, not profit). Every night is in the structured result.`
+      ? `${h.nights.length} settled nights from ${first.date} to ${last.date}; running gross total ${money(last.total_usd)} since ${orNone(h.since_date)} (reward income before trading costs, not profit). Every night is in the structured result; ${h.nights.filter((n) => n.log_index !== null).length} of them are final and in the transparency log (log_index names the entry).`
       : 'No settled night in this range.',
   ].join('\n');
 }

@@ -1,9 +1,9 @@
-// The only way figures enter the edge: the three RPCs on the API host, called with the public anon
+// The only way figures enter the edge: the four RPCs on the API host, called with the public anon
 // key exactly as any outside client would, through postgrest-js.
 import { PostgrestClient } from '@supabase/postgrest-js';
 import type { z } from 'zod';
 import type { EdgeConfig } from './config.ts';
-import { HealthRecordSchema, HistoryRecordSchema, StatsRecordSchema, type HealthRecord, type HistoryRecord, type StatsRecord } from './records.ts';
+import { HealthRecordSchema, HistoryRecordSchema, LogRecordSchema, StatsRecordSchema, type HealthRecord, type HistoryRecord, type LogRecord, type StatsRecord } from './records.ts';
 
 export class UpstreamError extends Error {}
 
@@ -12,6 +12,8 @@ export interface Upstream {
   stats(): Promise<StatsRecord>;
   /** The landing_history record; throws UpstreamError when it cannot be had. */
   history(): Promise<HistoryRecord>;
+  /** The landing_log record; throws UpstreamError when it cannot be had. */
+  log(): Promise<LogRecord>;
   /** The landing_health record, or "down" (never throws: health is reported, not raised). */
   health(): Promise<{ record: HealthRecord; apiHostReachable: boolean }>;
 }
@@ -28,11 +30,11 @@ export function createUpstream(cfg: EdgeConfig, fetchImpl: typeof fetch = fetch)
     // a caller would wait that long. The edge answers at once and its cache asks again soon.
     retry: false,
   });
-  const call = (fn: 'landing_stats' | 'landing_history' | 'landing_health') =>
+  const call = (fn: 'landing_stats' | 'landing_history' | 'landing_log' | 'landing_health') =>
     client.rpc(fn, {}, { get: true }).abortSignal(AbortSignal.timeout(cfg.upstreamTimeoutMs));
 
   /** A record that must arrive whole: any failure or unexpected shape is an UpstreamError. */
-  const record = async <T>(fn: 'landing_stats' | 'landing_history', schema: z.ZodType<T>): Promise<T> => {
+  const record = async <T>(fn: 'landing_stats' | 'landing_history' | 'landing_log', schema: z.ZodType<T>): Promise<T> => {
     const { data, error, status } = await call(fn);
     if (error) throw new UpstreamError(`${fn} failed (HTTP ${status}): ${error.message}`);
     const parsed = schema.safeParse(data);
@@ -43,6 +45,7 @@ export function createUpstream(cfg: EdgeConfig, fetchImpl: typeof fetch = fetch)
   return {
     stats: () => record('landing_stats', StatsRecordSchema),
     history: () => record('landing_history', HistoryRecordSchema),
+    log: () => record('landing_log', LogRecordSchema),
     async health() {
       const { data, error, status } = await call('landing_health');
       // postgrest-js reports a network failure or timeout as status 0: nothing answered.

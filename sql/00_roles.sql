@@ -1,6 +1,6 @@
 -- The service's roles. Roles are cluster-wide, so each is created only when missing.
 --   stats_owner    NOLOGIN  owns the stats schema and the SECURITY DEFINER functions
---   anon           NOLOGIN  what a request with the public key runs as: EXECUTE on two functions
+--   anon           NOLOGIN  what a request with the public key runs as: EXECUTE on the landing_* functions
 --   authenticator  LOGIN    PostgREST's login role; NOINHERIT, may only switch to anon
 --   stats_writer   LOGIN    the writer job: reads and writes the data tables, nothing else
 -- Login passwords are secrets: the roles are created without one, and the stack sets them from the

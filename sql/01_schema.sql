@@ -1,5 +1,5 @@
--- Private data schema `stats`: nothing here is reachable by `anon`; the public surface is the two
--- functions of api.sql.
+-- Private data schema `stats`: nothing here is reachable by `anon`; the public surface is the landing_*
+-- functions of 40_api.sql.
 create schema stats;
 alter schema stats owner to stats_owner;
 revoke all on schema stats from public;

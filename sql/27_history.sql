@@ -1,7 +1,8 @@
 -- The whole track record: every settled night since since_date, oldest first, with the running gross
 -- total, that date's trading cost (null when none is recorded), the capital base the returns use for
--- that day (its last at-stake snapshot, null when the day has none) and when the night's payout was
--- first recorded or last corrected. The running total is summed at full precision and every amount
+-- that day (its last at-stake snapshot, null when the day has none), when the night's payout was
+-- first recorded or last corrected, and the transparency log's latest entry for that date (null until
+-- the night is final). The running total is summed at full precision and every amount
 -- rounded to cents once, at the end.
 --
 -- Building ten years of nights takes tens of milliseconds (JSON for 3,650 rows and a capital probe
@@ -20,7 +21,8 @@ language sql stable set search_path = '' set plan_cache_mode = force_generic_pla
       'total_usd', round(n.total, 2),
       'trading_cost_usd', round(n.cost, 2),
       'at_stake_usd', round(n.at_stake, 2),
-      'updated_at', stats.iso(n.updated_at)) order by n.date), '[]'::json)
+      'updated_at', stats.iso(n.updated_at),
+      'log_index', n.log_index) order by n.date), '[]'::json)
     from (
       select p.date, p.usd, p.updated_at,
         sum(p.usd) over (order by p.date) as total,
@@ -29,7 +31,9 @@ language sql stable set search_path = '' set plan_cache_mode = force_generic_pla
           where c.observed_at >= p.date::timestamp at time zone 'UTC'
             and c.observed_at < p.date::timestamp at time zone 'UTC' + interval '24 hours'
             and c.observed_at <= p_now
-          order by c.observed_at desc limit 1) as at_stake
+          order by c.observed_at desc limit 1) as at_stake,
+        (select l.idx from stats.log_entry l where l.date = p.date and l.appended_at <= p_now
+          order by l.idx desc limit 1) as log_index
       from stats.payout p
       left join stats.trading_cost t on t.date = p.date
       where p.date >= p_since and p.date <= (p_now at time zone 'UTC')::date
@@ -86,6 +90,8 @@ create constraint trigger payout_history after insert or update or delete on sta
 create constraint trigger trading_cost_history after insert or update or delete on stats.trading_cost
   deferrable initially deferred for each row execute function stats.history_changed();
 create constraint trigger capital_history after insert or update or delete on stats.capital
+  deferrable initially deferred for each row execute function stats.history_changed();
+create constraint trigger log_entry_history after insert or delete on stats.log_entry
   deferrable initially deferred for each row execute function stats.history_changed();
 create constraint trigger settings_history after update of since_date on stats.settings
   deferrable initially deferred for each row execute function stats.history_changed();

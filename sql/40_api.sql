@@ -1,4 +1,4 @@
--- The public surface: exactly these three functions, exposed by PostgREST under /rpc. anon may
+-- The public surface: exactly these four functions, exposed by PostgREST under /rpc. anon may
 -- execute them and nothing else.
 grant usage on schema public to anon;
 
@@ -35,6 +35,14 @@ $$;
 comment on function public.landing_history() is 'The whole track record: every settled night since since_date with running gross total, trading cost and capital base.';
 alter function public.landing_history() owner to stats_owner;
 grant execute on function public.landing_history() to anon;
+
+create function public.landing_log() returns json
+language sql stable security definer set search_path = '' as $$
+  select stats.with_validators(stats.log_at(now()))
+$$;
+comment on function public.landing_log() is 'The transparency log''s entries in order: each settled night''s final figures as RFC 8785 canonical JSON.';
+alter function public.landing_log() owner to stats_owner;
+grant execute on function public.landing_log() to anon;
 
 create function public.landing_health() returns json
 language sql stable security definer set search_path = '' as $$

@@ -45,6 +45,10 @@ export interface Secrets {
   POSTGRES_PASSWORD: string;
   /** Ed25519 private key (PKCS#8 DER, base64url) whose public half the site publishes. */
   HTTP_SIG_PRIVATE_KEY: string;
+  /** Its public half (the raw key, base64url: a JWK's x), derived by `npm run keys`; public by design. */
+  HTTP_SIG_PUBLIC_KEY: string;
+  /** Public halves of earlier signing keys, comma-separated: old signatures and checkpoints still verify. */
+  HTTP_SIG_RETIRED_PUBLIC_KEYS: string;
 }
 
 export interface Config extends Secrets {
@@ -194,5 +198,7 @@ export function configFromEnv(env: Env, required: readonly (keyof Secrets)[] = S
     WRITER_DB_PASSWORD: env.WRITER_DB_PASSWORD ?? '',
     POSTGRES_PASSWORD: env.POSTGRES_PASSWORD ?? '',
     HTTP_SIG_PRIVATE_KEY: env.HTTP_SIG_PRIVATE_KEY ?? '',
+    HTTP_SIG_PUBLIC_KEY: env.HTTP_SIG_PUBLIC_KEY ?? '',
+    HTTP_SIG_RETIRED_PUBLIC_KEYS: env.HTTP_SIG_RETIRED_PUBLIC_KEYS ?? '',
   };
 }

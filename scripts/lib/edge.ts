@@ -13,10 +13,12 @@ export async function startEdge(cfg: Config, log: Log): Promise<Child> {
     EDGE_HOST: cfg.bindHost,
     EDGE_PORT: String(cfg.edgePort),
     EDGE_API_UPSTREAM: `http://${cfg.bindHost}:${cfg.apiPort}`,
+    EDGE_POSTGREST_UPSTREAM: `http://${cfg.bindHost}:${cfg.postgrestPort}`,
     SITE_URL: cfg.siteUrl,
     API_URL: cfg.apiUrl,
     ANON_KEY: cfg.ANON_KEY,
     HTTP_SIG_PRIVATE_KEY: cfg.HTTP_SIG_PRIVATE_KEY,
+    HTTP_SIG_RETIRED_PUBLIC_KEYS: cfg.HTTP_SIG_RETIRED_PUBLIC_KEYS,
     ...cfg.edgeTunables,
   };
   const child = startChild('edge', process.execPath, [path.join(ROOT_DIR, 'edge', 'server.ts')], { cwd: ROOT_DIR, env, log });

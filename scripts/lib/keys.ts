@@ -1,6 +1,6 @@
 // Generates the service's secrets and its public anon key. The anon key is public by design;
 // everything else here stays in `.env`, which git ignores.
-import { generateKeyPairSync, randomBytes } from 'node:crypto';
+import { createPrivateKey, createPublicKey, generateKeyPairSync, randomBytes } from 'node:crypto';
 import { SignJWT } from 'jose';
 import type { Secrets } from './config.ts';
 
@@ -18,9 +18,17 @@ export async function signAnonKey(jwtSecret: string, issuedAt = Math.floor(Date.
     .sign(new TextEncoder().encode(jwtSecret));
 }
 
+/** The public half of an Ed25519 private key (PKCS#8 DER, base64url), as a JWK's x. */
+export function signingPublicKey(privateKeyPkcs8Base64url: string): string {
+  const privateKey = createPrivateKey({ key: Buffer.from(privateKeyPkcs8Base64url, 'base64url'), format: 'der', type: 'pkcs8' });
+  return createPublicKey(privateKey).export({ format: 'jwk' }).x!;
+}
+
 /** Fills in whatever `existing` lacks; values already present are kept as they are. */
 export async function completeSecrets(existing: Partial<Secrets>): Promise<Secrets> {
   const jwtSecret = existing.JWT_SECRET || randomSecret(48);
+  const signingKey = existing.HTTP_SIG_PRIVATE_KEY
+    || generateKeyPairSync('ed25519').privateKey.export({ format: 'der', type: 'pkcs8' }).toString('base64url');
   return {
     JWT_SECRET: jwtSecret,
     // A new secret invalidates any old key, so a key is re-signed whenever the secret is new.
@@ -28,7 +36,9 @@ export async function completeSecrets(existing: Partial<Secrets>): Promise<Secre
     AUTHENTICATOR_PASSWORD: existing.AUTHENTICATOR_PASSWORD || randomSecret(24),
     WRITER_DB_PASSWORD: existing.WRITER_DB_PASSWORD || randomSecret(24),
     POSTGRES_PASSWORD: existing.POSTGRES_PASSWORD || randomSecret(24),
-    HTTP_SIG_PRIVATE_KEY: existing.HTTP_SIG_PRIVATE_KEY
-      || generateKeyPairSync('ed25519').privateKey.export({ format: 'der', type: 'pkcs8' }).toString('base64url'),
+    HTTP_SIG_PRIVATE_KEY: signingKey,
+    // Always derived, so it never disagrees with the private key.
+    HTTP_SIG_PUBLIC_KEY: signingPublicKey(signingKey),
+    HTTP_SIG_RETIRED_PUBLIC_KEYS: existing.HTTP_SIG_RETIRED_PUBLIC_KEYS ?? '',
   };
 }

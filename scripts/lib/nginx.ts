@@ -57,7 +57,6 @@ export function nginxVars(cfg: Config, prefix: string): Record<string, string> {
     NGINX_WORKERS: String(cfg.nginxWorkers),
     NGINX_MIME_TYPES: '/etc/nginx/mime.types',
     NGINX_CACHE_DIR: path.join(prefix, 'cache'),
-    COMPRESS_RELAY_SOCKET: path.join(prefix, 'cache', 'compress-relay.sock'),
     API_LISTEN: `${cfg.bindHost}:${cfg.apiPort}`,
     SITE_LISTEN: `${cfg.bindHost}:${cfg.sitePort}`,
     SITE_ROOT: path.join(prefix, 'html'),
@@ -149,8 +148,6 @@ export async function prepareNginx(cfg: Config, writeDocuments: WriteDocuments):
 }
 
 export async function startNginx(cfg: Config, log: Log, prepared: PreparedNginx): Promise<Child> {
-  // A killed nginx leaves its unix socket behind, and nginx will not bind over one.
-  rmSync(nginxVars(cfg, path.join(cfg.dataDir, 'nginx')).COMPRESS_RELAY_SOCKET!, { force: true });
   const child = startChild('nginx', prepared.binary, prepared.args, { ...prepared.ids, env: { PATH: process.env.PATH ?? '', TZ: 'UTC' }, log });
   await waitUntil('nginx', async () => (await fetch(`http://${cfg.bindHost}:${cfg.apiPort}/`)).status === 404, 10_000, child);
   return child;

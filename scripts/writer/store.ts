@@ -52,7 +52,9 @@ export async function realWrite<T>(db: WriterDb, source: RealSource, fn: (trx: T
       await sql`select stats.purge_demo()`.execute(trx);
     }
     if (settings.data_source !== source) await trx.updateTable('stats.settings').set({ data_source: source }).execute();
-    return fn(trx);
+    const result = await fn(trx);
+    await appendFinalNights(trx);
+    return result;
   });
 }
 
@@ -61,8 +63,19 @@ export async function demoWrite<T>(db: WriterDb, fn: (trx: Trx) => Promise<T>): 
   return db.transaction().execute(async (trx) => {
     await lockSettings(trx);
     if (await hasRealData(trx)) throw new RealDataPresent();
-    return fn(trx);
+    const result = await fn(trx);
+    await appendFinalNights(trx);
+    return result;
   });
+}
+
+/**
+ * Every write ends by appending the nights that have turned final (or changed since they were
+ * logged) to the transparency log, in the same transaction, so the log never lags a committed write.
+ * The wall clock, not the transaction's start, so the rows this transaction wrote count.
+ */
+async function appendFinalNights(trx: Trx): Promise<void> {
+  await sql`select stats.log_append(clock_timestamp())`.execute(trx);
 }
 
 // The WHERE on each DO UPDATE makes a repeated write a no-op: no row version, no moved updated_at.

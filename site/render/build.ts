@@ -15,7 +15,7 @@ if (!outDir) {
   process.exit(2);
 }
 try {
-  const cfg = configFromEnv(loadEnv(), ['ANON_KEY']);
+  const cfg = configFromEnv(loadEnv(), ['ANON_KEY', 'HTTP_SIG_PUBLIC_KEY']);
   await renderSiteDocuments(cfg, path.resolve(outDir));
   // The gateway includes the documents' locations from here (SITE_/API_DOCUMENT_LOCATIONS in docker-compose.yml).
   mkdirSync(path.join(path.resolve(outDir), LOCATIONS_DIR), { recursive: true });

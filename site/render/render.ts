@@ -11,12 +11,15 @@ import { ROOT_DIR, type Config } from '../../scripts/lib/config.ts';
 import { hostDocument } from './openapi.ts';
 import { API_HOST_DOCUMENTS, STATIC_DOCUMENTS } from '../../edge/documents.ts';
 import { fillJson, fillText, type Vars } from './templates.ts';
-import { API_PATHS, publicUrls, SITE_PATHS, skillPath } from '../../edge/paths.ts';
+import { API_PATHS, logOrigin, publicUrls, SITE_PATHS, skillPath } from '../../edge/paths.ts';
 import { mcpCardFacts, MCP_SERVER_VERSION, type McpCardFacts } from '../../edge/mcp.ts';
 import { contractSchemas } from '../../edge/records.ts';
-import { citeSentence, DEMO_RULE, FIGURES_LICENSE, RULES } from '../../edge/texts.ts';
+import { citeSentence, DEMO_RULE, FIGURES_LICENSE, RULES, verification } from '../../edge/texts.ts';
+import { noteVerifierKey } from '../../edge/tlog/note.ts';
 
 export const DOCUMENTS_DIR = path.join(ROOT_DIR, 'site', 'documents');
+/** The verifier, served as it is. */
+const VERIFIER_SOURCE = path.join(ROOT_DIR, 'scripts', 'verify.ts');
 
 /** The policy's last-updated date unless POLICY_UPDATED says otherwise; bump it when auth.md changes. */
 export const DEFAULT_POLICY_UPDATED = '2026-11-22';
@@ -25,7 +28,7 @@ export const CONTENT_SIGNAL = 'search=yes, ai-input=yes, ai-train=no';
 /** Agent Skills Discovery v0.2.0 index schema identifier. */
 export const SKILLS_SCHEMA = 'https://schemas.agentskills.io/discovery/0.2.0/schema.json';
 
-export type DocumentsConfig = Pick<Config, 'siteUrl' | 'apiUrl' | 'ANON_KEY'> & Partial<Pick<Config, 'policyUpdated'>>;
+export type DocumentsConfig = Pick<Config, 'siteUrl' | 'apiUrl' | 'ANON_KEY' | 'HTTP_SIG_PUBLIC_KEY'> & Partial<Pick<Config, 'policyUpdated'>>;
 
 export interface RenderOptions {
   /** YYYY-MM-DD; default: the configuration's POLICY_UPDATED, else DEFAULT_POLICY_UPDATED. */
@@ -56,8 +59,9 @@ export function mcpServerName(siteUrl: string): string {
   return `${namespace}/public-stats`;
 }
 
-export function templateVars(cfg: DocumentsConfig, policyUpdated: string): Vars {
+export function templateVars(cfg: DocumentsConfig, policyUpdated: string, logVerifierKey: string): Vars {
   const vars: Record<string, string> = { ...publicUrls(cfg) };
+  const verify = verification(cfg);
   for (const [name, p] of Object.entries(SITE_PATHS)) vars[`${name}_PATH`] = p;
   for (const [name, p] of Object.entries(API_PATHS)) vars[`API_${name}_PATH`] = p;
   return {
@@ -75,6 +79,11 @@ export function templateVars(cfg: DocumentsConfig, policyUpdated: string): Vars 
     RULE_POLLING: RULES.polling,
     RULE_CITE: citeSentence(cfg),
     RULE_DEMO: DEMO_RULE,
+    VERIFY_SIGNED: verify.signed,
+    VERIFY_LOGGED: verify.logged,
+    VERIFY_CHECK: verify.check,
+    LOG_ORIGIN: logOrigin(cfg.siteUrl, false),
+    LOG_VERIFIER_KEY: logVerifierKey,
     LICENSE_NAME: FIGURES_LICENSE.name,
     LICENSE_SPDX: FIGURES_LICENSE.spdx,
     LICENSE_URL: FIGURES_LICENSE.url,
@@ -129,7 +138,9 @@ export function skillFrontMatter(text: string, origin: string): { name: string; 
 
 export async function renderSiteDocuments(cfg: DocumentsConfig, outDir: string, options: RenderOptions = {}): Promise<void> {
   const policyUpdated = policyUpdatedDate(options.policyUpdated ?? cfg.policyUpdated);
-  const vars = templateVars(cfg, policyUpdated);
+  if (!cfg.HTTP_SIG_PUBLIC_KEY) throw new Error('HTTP_SIG_PUBLIC_KEY is not set: run `npm run keys`; the documents publish the log\'s verifier key from it.');
+  const logVerifierKey = await noteVerifierKey(logOrigin(cfg.siteUrl, false), Buffer.from(cfg.HTTP_SIG_PUBLIC_KEY, 'base64url'));
+  const vars = templateVars(cfg, policyUpdated, logVerifierKey);
   const urls = publicUrls(cfg);
   const files = new Map<string, string>();
   const fileOf = (documentPath: string) => STATIC_DOCUMENTS.find((d) => d.path === documentPath)!.file;
@@ -145,6 +156,7 @@ export async function renderSiteDocuments(cfg: DocumentsConfig, outDir: string, 
   files.set(fileOf(SITE_PATHS.OPENAPI), json(hostDocument(openapi, urls.API_URL, { title: 'Public Stats Service: API host', keyless: false })));
   files.set(fileOf(SITE_PATHS.OPENAPI_KEYLESS), json(hostDocument(openapi, urls.SITE_URL, { title: 'Public Stats Service: keyless site endpoints', keyless: true })));
   files.set(fileOf(SITE_PATHS.REDOC_BUNDLE), redocBundle());
+  files.set(fileOf(SITE_PATHS.LOG_VERIFIER), readFileSync(VERIFIER_SOURCE, 'utf8'));
   // RFC 9728 wants `resource` to be the origin the metadata URL came from: each host describes itself.
   files.set(fileOf(SITE_PATHS.PRM), json(jsonTemplate('well-known/oauth-protected-resource.json', { ...vars, RESOURCE: urls.SITE_URL })));
   files.set(API_HOST_DOCUMENTS[0]!.file, json(jsonTemplate('well-known/oauth-protected-resource.json', { ...vars, RESOURCE: urls.API_URL })));

@@ -144,7 +144,6 @@ describe('docker-compose.yml', () => {
       for (const dir of ['conf.d', 'templates-out', 'cache', 'srv']) mkdirSync(path.join(prefix, dir));
       vars.SITE_ROOT = path.join(prefix, 'srv');
       vars.NGINX_CACHE_DIR = path.join(prefix, 'cache');
-      vars.COMPRESS_RELAY_SOCKET = path.join(prefix, 'cache', 'compress-relay.sock');
       vars.NGINX_NJS_DIR = path.join(prefix, 'njs');
       // The site service writes the documents' locations beside them; here, into the prefix.
       expect(vars.SITE_DOCUMENT_LOCATIONS).toMatch(/^\/srv\/site\//);

@@ -71,7 +71,7 @@ describe('key rotation', () => {
 
     await stack!.stop();
     stack = undefined;
-    expect(await ensureEnvFile(envFile, true)).toEqual(expect.arrayContaining(['JWT_SECRET', 'ANON_KEY']));
+    expect(await ensureEnvFile(envFile, { anonKey: true })).toEqual(expect.arrayContaining(['JWT_SECRET', 'ANON_KEY']));
     const second = await start();
     const newKey = second.ANON_KEY;
     expect(newKey).not.toBe(oldKey);

@@ -53,7 +53,10 @@ export function edgeConfig(overrides: Partial<EdgeConfig> & Pick<EdgeConfig, 'ap
   return {
     siteUrl: 'http://127.0.0.1:8080',
     httpSigPrivateKey: TEST_SIGNING_KEY,
+    httpSigRetiredPublicKeys: [],
     apiUrl: overrides.apiUpstream,
+    // These edges sign no API host answers: nothing listens there.
+    postgrestUpstream: 'http://127.0.0.1:1',
     statsTtlMs: 5000,
     healthTtlMs: 2000,
     upstreamTimeoutMs: 3000,

@@ -1,0 +1,69 @@
+// Signed data answers: an RFC 9530 Content-Digest of the bytes as sent
+// (https://www.rfc-editor.org/rfc/rfc9530) and one RFC 9421 response signature
+// (https://www.rfc-editor.org/rfc/rfc9421) over the status, the media type, that digest and the
+// request's authority, path and query (§2.4: request components of a response carry ;req), made by
+// http-message-sig with the key directory's Ed25519 key. No `expires`: a figure must still verify
+// years later, against the key directory, which keeps retired keys.
+import { component, createSignature, webcrypto, type SignatureComponent } from 'http-message-sig';
+import { importSigningKey } from './signing.ts';
+
+/** The signature's label in Signature and Signature-Input. */
+export const ANSWER_SIGNATURE_LABEL = 'answer';
+/** Names the service as the signature's application (RFC 9421 §2.3 tag). */
+export const ANSWER_SIGNATURE_TAG = 'public-stats';
+
+export interface SignableAnswer {
+  status: number;
+  contentType: string;
+  /** The bytes as sent, after any content coding. */
+  body: Uint8Array;
+  /** The public host[:port] the client called. */
+  authority: string;
+  path: string;
+  /** The request's query with its "?", when it had one; the signature then covers it. */
+  query?: string;
+  created?: Date;
+}
+
+export type AnswerSignatureHeaders = Record<'content-digest' | 'signature-input' | 'signature', string>;
+
+export interface AnswerSigner {
+  /** The key's RFC 7638 thumbprint, as the key directory lists it. */
+  keyid: string;
+  sign(answer: SignableAnswer): Promise<AnswerSignatureHeaders>;
+}
+
+function base64(bytes: Uint8Array): string {
+  let binary = '';
+  for (const byte of bytes) binary += String.fromCharCode(byte);
+  return btoa(binary);
+}
+
+export async function contentDigest(body: Uint8Array): Promise<string> {
+  return `sha-256=:${base64(new Uint8Array(await crypto.subtle.digest('SHA-256', new Uint8Array(body))))}:`;
+}
+
+export async function createAnswerSigner(privateKeyPkcs8Base64url: string): Promise<AnswerSigner> {
+  const { privateKey, keyid } = await importSigningKey(privateKeyPkcs8Base64url);
+  const signer = webcrypto.signer(privateKey);
+  return {
+    keyid,
+    async sign(answer) {
+      const digest = await contentDigest(answer.body);
+      const components: SignatureComponent[] = ['@status', 'content-type', 'content-digest', component('@authority', { req: true }), component('@path', { req: true })];
+      if (answer.query) components.push(component('@query', { req: true }));
+      const fields = await createSignature({
+        kind: 'response',
+        status: answer.status,
+        fields: [{ name: 'content-type', value: answer.contentType }, { name: 'content-digest', value: digest }],
+        request: { kind: 'request', method: 'GET', targetUri: `https://${answer.authority}${answer.path}${answer.query ?? ''}`, fields: [] },
+      }, {
+        label: ANSWER_SIGNATURE_LABEL,
+        components,
+        parameters: { created: Math.floor((answer.created ?? new Date()).getTime() / 1000), keyid, alg: 'ed25519', tag: ANSWER_SIGNATURE_TAG },
+        signer,
+      });
+      return { 'content-digest': digest, 'signature-input': fields.signatureInput, signature: fields.signature };
+    },
+  };
+}
