@@ -10,7 +10,7 @@ import pg from 'pg';
 import { configFromEnv, databaseUrl, loadEnv } from './lib/config.ts';
 import { migrate } from './lib/database.ts';
 
-const DATA_TABLES = ['payout', 'payout_correction', 'accrual', 'breadth', 'capital', 'trading_cost', 'heartbeat'];
+const DATA_TABLES = ['payout', 'payout_correction', 'accrual', 'breadth', 'capital', 'trading_cost', 'trading_cost_correction', 'heartbeat', 'quoted_market', 'log_entry'];
 
 /** pg_dump and friends of the server's major (Debian's postgresql-client-15), or PG_BIN_DIR. */
 function pgTool(name: string): string {

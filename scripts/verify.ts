@@ -100,7 +100,7 @@ function dictionaryMembers(field: string): Map<string, string> {
 function verifyAnswer(path: string, url: URL, answer: Fetched, keys: DirectoryKey[]): void {
   const broken = () => fail(`the signature of ${path} does not verify`);
   const digest = answer.headers.get('content-digest') ?? '';
-  if (digest !== `sha-256=:${sha256(answer.body).toString('base64')}:`) fail(`the Content-Digest of ${path} does not match its body`);
+  if (digest !== `sha-256=:${sha256(answer.body).toString('base64')}:`) fail(`the signature of ${path} does not verify: its Content-Digest does not match the body`);
   const params = dictionaryMembers(answer.headers.get('signature-input') ?? '').get(SIGNATURE_LABEL);
   const signature = /^:([A-Za-z0-9+/=]+):$/.exec(dictionaryMembers(answer.headers.get('signature') ?? '').get(SIGNATURE_LABEL) ?? '');
   if (!params || !signature) return fail(`${path} carries no "${SIGNATURE_LABEL}" signature`);
@@ -283,11 +283,12 @@ async function main(site: string, stateFile: string | undefined): Promise<string
 
   const historyUrl = new URL('/api/history', site);
   const history = await fetchBytes(historyUrl.href, '/api/history');
-  verifyAnswer('/api/history', historyUrl, history, keys);
   let nights: Night[];
   try { nights = (JSON.parse(history.body.toString('utf8')) as { nights: Night[] }).nights; } catch { return fail('/api/history is not the track record'); }
   if (!Array.isArray(nights)) fail('/api/history is not the track record');
+  // The nights first: a changed night is named, whatever else its change breaks.
   const logged = checkHistory(nights, entries);
+  verifyAnswer('/api/history', historyUrl, history, keys);
 
   const statsUrl = new URL('/api/stats', site);
   verifyAnswer('/api/stats', statsUrl, await fetchBytes(statsUrl.href, '/api/stats'), keys);

@@ -45,6 +45,10 @@ describe('backup and restore', () => {
     expect(sourceHistory.nights.length).toBeGreaterThan(0);
     expect(restoredHistory.nights).toEqual(sourceHistory.nights);
     expect(await withClient(target, async (c) => (await c.query('select count(*)::int as n from stats.history_snapshot')).rows[0].n)).toBe(1);
+    // The transparency log travels whole: the same entries at the same indexes.
+    const log = (url: string) => withClient(url, async (c) => (await c.query('select idx, entry, is_demo from stats.log_entry order by idx')).rows);
+    expect((await log(source)).length).toBeGreaterThan(0);
+    expect(await log(target)).toEqual(await log(source));
   });
 
   it('refuses to restore over data, and changes nothing there', async () => {

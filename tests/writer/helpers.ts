@@ -82,10 +82,15 @@ export async function landingStatsViaApi(stack: TestStack): Promise<Record<strin
   return res.json() as Promise<Record<string, any>>;
 }
 
-/** Empties every data table and the recorded source, so one stack serves several independent tests. */
+/**
+ * Empties every data table and the recorded source, so one stack serves several independent tests.
+ * The log refuses a TRUNCATE from every role; only a superuser that switches triggers off (as a
+ * replica applying changes does) can empty it, which is what a fresh test database is.
+ */
 export async function resetData(stack: TestStack): Promise<void> {
   await query(stack.db.adminUrl, `truncate stats.payout, stats.payout_correction, stats.accrual, stats.breadth,
     stats.capital, stats.trading_cost, stats.trading_cost_correction, stats.quoted_market, stats.heartbeat;
+    set session_replication_role = replica; truncate stats.log_entry; set session_replication_role = origin;
     update stats.settings set data_source = null`);
 }
 
