@@ -23,6 +23,9 @@ const USAGE = `Usage: node verify.ts [--site URL] [--state FILE]
 const TIMEOUT_MS = 20_000;
 const MAX_BYTES = 64 * 1024 * 1024;
 const TILE_WIDTH = 256;
+/** How often, and how far apart, /api/history is asked again while it predates the checkpoint. */
+const HISTORY_ATTEMPTS = 6;
+const HISTORY_RETRY_MS = 5_000;
 /** The answer signature this service makes: its label and the components it must cover. */
 const SIGNATURE_LABEL = 'answer';
 const REQUIRED_COMPONENTS = ['"@status"', '"content-type"', '"content-digest"', '"@authority";req', '"@path";req'];
@@ -223,6 +226,9 @@ async function readLog(site: string, checkpoint: Checkpoint): Promise<{ entries:
 interface Night { date: string; usd: number; trading_cost_usd: number | null; at_stake_usd: number | null; log_index?: number | null }
 interface LogEntry { date: string; usd: number; trading_cost_usd: number | null; at_stake_usd: number | null }
 
+/** A night that matches an entry its date's latest entry corrects: an answer cached from before the correction. */
+class Superseded extends Error {}
+
 function checkHistory(nights: Night[], entries: Buffer[]): number {
   const parsed: LogEntry[] = entries.map((entry, index) => {
     try { return JSON.parse(entry.toString('utf8')) as LogEntry; } catch { return fail(`log entry ${index} is not JSON`); }
@@ -237,9 +243,12 @@ function checkHistory(nights: Night[], entries: Buffer[]): number {
       if (night.log_index !== null && night.log_index !== undefined) missing();
       continue;
     }
-    if (night.log_index !== expected) missing();
-    const entry = parsed[expected]!;
-    if (entry.usd !== night.usd || entry.trading_cost_usd !== night.trading_cost_usd || entry.at_stake_usd !== night.at_stake_usd) missing();
+    const matches = (entry: LogEntry | undefined) => entry?.date === night.date && entry.usd === night.usd
+      && entry.trading_cost_usd === night.trading_cost_usd && entry.at_stake_usd === night.at_stake_usd;
+    if (night.log_index !== expected || !matches(parsed[expected])) {
+      if (typeof night.log_index === 'number' && night.log_index < expected && matches(parsed[night.log_index])) throw new Superseded();
+      missing();
+    }
     logged++;
   }
   return logged;
@@ -280,21 +289,35 @@ async function main(site: string, stateFile: string | undefined): Promise<string
   const keys = await readDirectory(site);
   const checkpoint = readCheckpoint((await fetchBytes(`${site}/log/checkpoint`, 'the checkpoint')).body.toString('utf8'), keys);
   const { entries, levels } = await readLog(site, checkpoint);
+  // Whether the log still extends what an earlier run saw comes first: a rolled-back log explains
+  // whatever else then fails to match.
+  const old = stateFile ? readState(stateFile) : undefined;
+  if (old) checkExtends(old, checkpoint, levels);
 
   const historyUrl = new URL('/api/history', site);
-  const history = await fetchBytes(historyUrl.href, '/api/history');
+  let history: Fetched;
   let nights: Night[];
-  try { nights = (JSON.parse(history.body.toString('utf8')) as { nights: Night[] }).nights; } catch { return fail('/api/history is not the track record'); }
-  if (!Array.isArray(nights)) fail('/api/history is not the track record');
-  // The nights first: a changed night is named, whatever else its change breaks.
-  const logged = checkHistory(nights, entries);
+  let logged: number;
+  for (let attempt = 1; ; attempt++) {
+    history = await fetchBytes(historyUrl.href, '/api/history');
+    try { nights = (JSON.parse(history.body.toString('utf8')) as { nights: Night[] }).nights; } catch { return fail('/api/history is not the track record'); }
+    if (!Array.isArray(nights)) fail('/api/history is not the track record');
+    // The nights first: a changed night is named, whatever else its change breaks. The history may
+    // be cached for a few seconds longer than the checkpoint: one from before a correction is asked
+    // for again, and only a night that is in no entry of its date is a failure.
+    try {
+      logged = checkHistory(nights, entries);
+      break;
+    } catch (error) {
+      if (!(error instanceof Superseded) || attempt === HISTORY_ATTEMPTS) throw error instanceof Superseded ? new Failure('/api/history still serves a night its log entry was corrected from') : error;
+      await new Promise((resolve) => setTimeout(resolve, HISTORY_RETRY_MS));
+    }
+  }
   verifyAnswer('/api/history', historyUrl, history, keys);
 
   const statsUrl = new URL('/api/stats', site);
   verifyAnswer('/api/stats', statsUrl, await fetchBytes(statsUrl.href, '/api/stats'), keys);
 
-  const old = stateFile ? readState(stateFile) : undefined;
-  if (old) checkExtends(old, checkpoint, levels);
   if (stateFile) saveState(stateFile, checkpoint);
   return [
     `verified ${site}`,
