@@ -20,7 +20,7 @@ import type { EdgeConfig } from './config.ts';
 import type { Figures } from './figures.ts';
 import { strongEtag, etagMatches } from './http.ts';
 import { INVALID_PARAMS, paramsProblem, publicError, type RpcError } from './rpc-errors.ts';
-import { healthSummary, historySummary, RULES, SERVICE_NAME, statsSummary } from './texts.ts';
+import { healthSummary, historySummary, RULES, SERVICE_NAME, statsSummary, verification } from './texts.ts';
 
 export const AGENT_VERSION = '0.1.0-alpha';
 /** The protocol version a 0.3 agent card states (https://a2a-protocol.org/v0.3.0/specification/). */
@@ -63,7 +63,7 @@ const SKILLS: AgentSkill[] = [
 export function buildAgentCard(cfg: EdgeConfig): AgentCard {
   return {
     name: SERVICE_NAME,
-    description: `Read-only, alpha agent for the public aggregate statistics of one liquidity-reward market-making account. ${RULES.gross_not_profit} ${RULES.accrual_is_estimate}`,
+    description: `Read-only, alpha agent for the public aggregate statistics of one liquidity-reward market-making account. ${RULES.gross_not_profit} ${RULES.accrual_is_estimate} ${Object.values(verification(cfg)).join(' ')}`,
     version: AGENT_VERSION,
     provider: { organization: SERVICE_NAME, url: cfg.siteUrl },
     documentationUrl: `${cfg.siteUrl}/api-docs`,

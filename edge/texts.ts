@@ -85,9 +85,16 @@ export function verification(cfg: Pick<EdgeConfig, 'siteUrl'>): { signed: string
   const api = [API_PATHS.STATS, API_PATHS.HISTORY, API_PATHS.LOG].map((p) => p.split('/').at(-1)).join(', ');
   return {
     signed: `Every data answer (${api} on the API host; ${SITE_PATHS.SITE_STATS}, ${SITE_PATHS.SITE_HISTORY} and ${SITE_PATHS.SITE_HISTORY_CSV} keyless) is signed: an RFC 9421 Signature over its status, Content-Type and RFC 9530 Content-Digest and the request's authority, path and query, by the Ed25519 key of the key directory (${site}${SITE_PATHS.SIG_DIRECTORY}), which keeps retired keys so old signatures still verify.`,
-    logged: `Every settled night enters an append-only transparency log three days after its date, with the figures ${SITE_PATHS.SITE_HISTORY} serves (each night's log_index names its entry); a correction appends a new entry and no entry is ever changed. The log is served as C2SP tlog-tiles at ${site}${SITE_PATHS.LOG} (origin ${logOrigin(site, false)}; demo data have their own log, ${logOrigin(site, true)}, removed with them), its checkpoint a signed note by the same key, and ${site}${SITE_PATHS.LOG_PROOF}<date> gives a receipt for a night that can be checked offline.`,
+    logged: `Every settled night enters an append-only transparency log three days after its date, with the figures ${SITE_PATHS.SITE_HISTORY} serves (each night's log_index names its entry); a correction appends a new entry and no entry is ever changed. The log is served as C2SP tlog-tiles at ${site}${SITE_PATHS.LOG} (origin ${logOrigin(site, false)}; demo data have their own log, ${logOrigin(site, true)}, removed with them), its checkpoint a signed note by the same key, and ${site}${SITE_PATHS.LOG_PROOF} lists a receipt for each night that can be checked offline.`,
     check: `To check it all, run the verifier (${site}${SITE_PATHS.LOG_VERIFIER}, one file, Node and nothing else): node verify.ts --site ${site} --state verify-state.json.`,
   };
+}
+
+/** Which log the nights now served are in: the demo data's own, or the real one. */
+export function logInUse(siteUrl: string, demo: boolean): string {
+  return demo
+    ? `The figures are demo data, so their nights are in the demo log (origin ${logOrigin(siteUrl, true)}), which goes with them when real data arrive; the real log then starts afresh.`
+    : `The nights are in the real log (origin ${logOrigin(siteUrl, false)}); demo data never enter it.`;
 }
 
 /** MCP server instructions: read by the model before it calls anything. */

@@ -13,7 +13,7 @@ import { esc } from './page/escape.ts';
 import { logOrigin, SITE_PATHS } from './paths.ts';
 import type { LogRecord } from './records.ts';
 import { importSigningKey, type SigningKey } from './signing.ts';
-import { SERVICE_NAME, verification } from './texts.ts';
+import { logInUse, SERVICE_NAME, verification } from './texts.ts';
 import { UNAVAILABLE_MESSAGE } from './rpc-errors.ts';
 import { buildTree, type Tree } from './tlog/merkle.ts';
 import { checkpointBody, formatReceipt, noteVerifierKey, signNote } from './tlog/note.ts';
@@ -57,9 +57,7 @@ export async function publishLog(record: LogRecord, siteUrl: string, key: Signin
 function logPage(log: PublishedLog, cfg: Pick<EdgeConfig, 'siteUrl'>): string {
   const say = verification(cfg);
   const site = cfg.siteUrl;
-  const which = log.demo
-    ? 'This is the demo log: it holds the demo nights only and goes, with them, when real data arrive; the real log then starts afresh under its own origin.'
-    : 'This log holds real nights only; demo data never enter it.';
+  const which = logInUse(site, log.demo);
   return `<!doctype html>
 <html lang="en"><head><meta charset="utf-8"><meta name="viewport" content="width=device-width, initial-scale=1">
 <title>Transparency log · ${esc(SERVICE_NAME)}</title></head>
@@ -72,8 +70,8 @@ function logPage(log: PublishedLog, cfg: Pick<EdgeConfig, 'siteUrl'>): string {
 <dt>Entries</dt><dd>${log.tree.size}</dd>
 <dt>Note verifier key</dt><dd><code>${esc(log.verifierKey)}</code></dd>
 <dt>Checkpoint</dt><dd><a href="${esc(site + SITE_PATHS.LOG_CHECKPOINT)}">${esc(site + SITE_PATHS.LOG_CHECKPOINT)}</a></dd>
-<dt>Tiles</dt><dd><code>${esc(site + SITE_PATHS.LOG_TILES)}&lt;L&gt;/&lt;N&gt;[.p/&lt;W&gt;]</code> and <code>${esc(site + SITE_PATHS.LOG_TILES)}entries/&lt;N&gt;[.p/&lt;W&gt;]</code> (height 8)</dd>
-<dt>Receipt for a night</dt><dd><code>${esc(site + SITE_PATHS.LOG_PROOF)}&lt;YYYY-MM-DD&gt;</code></dd>
+<dt>Tiles</dt><dd><code>${esc(SITE_PATHS.LOG_TILES)}&lt;L&gt;/&lt;N&gt;[.p/&lt;W&gt;]</code> and <code>${esc(SITE_PATHS.LOG_TILES)}entries/&lt;N&gt;[.p/&lt;W&gt;]</code> (height 8)</dd>
+<dt>Receipts</dt><dd><a href="${esc(site + SITE_PATHS.LOG_PROOF)}">${esc(site + SITE_PATHS.LOG_PROOF)}</a> lists them; one night's is <code>${esc(SITE_PATHS.LOG_PROOF)}&lt;YYYY-MM-DD&gt;</code></dd>
 </dl>
 <p>${esc(say.signed)}</p>
 <p>${esc(say.check)} <a href="${esc(site + SITE_PATHS.LOG_VERIFIER)}">Download the verifier</a>.</p>
@@ -130,6 +128,14 @@ export function createLogApp(cfg: EdgeConfig, figures: Figures): Hono {
     // A full tile never changes; a partial one is a prefix of what comes, kept briefly all the same.
     const immutable = tile.width === undefined && !log.demo;
     return new Response(bytes, { headers: { 'content-type': 'application/octet-stream', 'cache-control': immutable ? CACHE_IMMUTABLE : SHORT_CACHE_CONTROL } });
+  });
+
+  // The receipts there are: each night's latest entry, by date.
+  app.get('/proof/', async () => {
+    const log = await current();
+    if (!log) return unavailable();
+    const receipts = [...log.latest].sort(([a], [b]) => (a < b ? -1 : 1)).map(([date, index]) => ({ date, index, url: `${cfg.siteUrl}${SITE_PATHS.LOG_PROOF}${date}` }));
+    return new Response(`${JSON.stringify({ origin: log.origin, size: log.tree.size, receipts })}\n`, { headers: { 'content-type': 'application/json; charset=utf-8', 'cache-control': SHORT_CACHE_CONTROL } });
   });
 
   app.get('/proof/:date', async (c) => {

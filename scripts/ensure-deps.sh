@@ -21,12 +21,17 @@ fi
 if [ "$(id -u)" = 0 ] && command -v apt-get >/dev/null 2>&1 && [ ! -e /usr/lib/nginx/modules/ngx_http_brotli_filter_module.so ]; then
   missing="$missing libnginx-mod-http-brotli-filter libnginx-mod-http-brotli-static"
 fi
+# With --test: Go and its x/mod packages (Debian's golang-go, golang-golang-x-mod-dev), whose reference
+# sumdb/note and sumdb/tlog check the transparency log.
+if [ "${1:-}" = --test ] && { ! command -v go >/dev/null 2>&1 || [ ! -d /usr/share/gocode/src/golang.org/x/mod/sumdb/tlog ]; }; then
+  missing="$missing golang-go golang-golang-x-mod-dev"
+fi
 if [ -n "$missing" ]; then
   if [ "$(id -u)" = 0 ] && command -v apt-get >/dev/null 2>&1; then
     echo "Installing Debian packages:$missing …"
     apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq $missing >/dev/null
   else
-    echo "Missing:$missing. Install it (Debian/Ubuntu: sudo apt-get install -y nginx libnginx-mod-http-js) and run the command again." >&2
+    echo "Missing:$missing. Install it (Debian/Ubuntu: sudo apt-get install -y$missing) and run the command again." >&2
     exit 1
   fi
 fi

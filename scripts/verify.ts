@@ -17,8 +17,10 @@ import { createHash, createPublicKey, verify as ed25519Verify, type KeyObject } 
 import { existsSync, readFileSync, renameSync, writeFileSync } from 'node:fs';
 import { parseArgs } from 'node:util';
 
+/** The site checked when --site is not given; the copy a site serves names that site here. */
+const DEFAULT_SITE = 'http://127.0.0.1:8080';
 const USAGE = `Usage: node verify.ts [--site URL] [--state FILE]
-  --site URL    the site host to check (default http://127.0.0.1:8080)
+  --site URL    the site host to check (default ${DEFAULT_SITE})
   --state FILE  where the last checkpoint seen is kept; a later run checks the log still extends it`;
 const TIMEOUT_MS = 20_000;
 const MAX_BYTES = 64 * 1024 * 1024;
@@ -343,7 +345,7 @@ if (import.meta.url === `file://${process.argv[1]}` || process.argv[1]?.endsWith
   }
   let site: string;
   try {
-    site = new URL(options.site ?? 'http://127.0.0.1:8080').origin;
+    site = new URL(options.site ?? DEFAULT_SITE).origin;
   } catch {
     console.error(`verify: --site must be a URL, got "${options.site}"\n${USAGE}`);
     process.exit(2);

@@ -57,7 +57,8 @@ beforeAll(async () => {
 
 afterAll(async () => { await stack?.destroy(); });
 
-const strip = (nights: (Night & { updated_at?: string })[]) => nights.map(({ updated_at: _u, ...night }) => night);
+/** The figures alone: when each night was recorded, and where it stands in the log, are checked apart. */
+const strip = (nights: (Night & { updated_at?: string; log_index?: number | null })[]) => nights.map(({ updated_at: _u, log_index: _l, ...night }) => night);
 
 describe('the whole track record', () => {
   let viaApi: { nights: (Night & { updated_at: string })[]; since_date: string; updated_at: string; data_source: string };
@@ -73,6 +74,8 @@ describe('the whole track record', () => {
     expect(viaApi.data_source).toBe('import');
     expect(strip(viaApi.nights)).toEqual(expected);
     for (const night of viaApi.nights) expect(night.updated_at).toMatch(/^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}Z$/);
+    // Imported at once, every night up to three days ago is final and in the log, in date order.
+    expect(viaApi.nights.map((n) => (n as { log_index?: number | null }).log_index)).toEqual(viaApi.nights.map((n, i) => (n.date <= addDays(todayUtc(), -3) ? i : null)));
     // POST {} is the same call.
     const posted = await fetch(stack.cfg.apiUrl + API_PATHS.HISTORY, { method: 'POST', body: '{}', headers: { apikey: stack.cfg.ANON_KEY, 'content-type': 'application/json' } });
     expect(await posted.json()).toEqual(viaApi);
@@ -88,12 +91,14 @@ describe('the whole track record', () => {
     const text = await csv.text();
     expect(text.endsWith('\r\n')).toBe(true);
     const [header, ...rows] = text.slice(0, -2).split('\r\n');
-    expect(header).toBe('date,usd,total_usd,trading_cost_usd,at_stake_usd,updated_at');
+    expect(header).toBe('date,usd,total_usd,trading_cost_usd,at_stake_usd,updated_at,log_index');
     const number = (field: string) => (field === '' ? null : Number(field));
     expect(rows.map((row) => {
       const [date, usd, total, cost, base] = row.split(',');
       return { date, usd: number(usd!), total_usd: number(total!), trading_cost_usd: number(cost!), at_stake_usd: number(base!) };
     })).toEqual(expected);
+    // Where each night stands in the log: an empty field until it is final.
+    expect(rows.map((row) => number(row.split(',')[6]!))).toEqual(viaApi.nights.map((n) => (n as { log_index?: number | null }).log_index));
 
     const client = new Client({ name: 'history-test', version: '1.0.0' });
     await client.connect(new StreamableHTTPClientTransport(new URL(stack.cfg.siteUrl + SITE_PATHS.MCP)));

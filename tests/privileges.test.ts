@@ -6,12 +6,12 @@ import { withClient } from './support/db.ts';
 const { adminUrl, writerUrl, postgrestUrl, apiUrl, anonKey, jwtSecret } = inject('stack');
 
 describe('database privileges', () => {
-  it('let anon execute exactly landing_stats(), landing_history() and landing_health()', async () => {
+  it('let anon execute exactly landing_stats(), landing_history(), landing_log() and landing_health()', async () => {
     const rows = await withClient(adminUrl, async (c) => (await c.query(`
       select p.oid::regprocedure::text as fn from pg_proc p join pg_namespace n on n.oid = p.pronamespace
       where n.nspname not in ('pg_catalog', 'information_schema') and has_function_privilege('anon', p.oid, 'execute')
       order by 1`)).rows);
-    expect(rows.map((r) => r.fn)).toEqual(['landing_health()', 'landing_history()', 'landing_stats()']);
+    expect(rows.map((r) => r.fn)).toEqual(['landing_health()', 'landing_history()', 'landing_log()', 'landing_stats()']);
   });
 
   it('give anon no table, no sequence, no stats schema, no create anywhere', async () => {

@@ -2,7 +2,7 @@
 // script is the optional WebMCP registration). Inline CSS and SVG, no external assets.
 import type { EdgeConfig } from '../config.ts';
 import type { HistoryRecord, PublishedHealth, PublishedStats } from '../records.ts';
-import { count, DEMO_NOTICE, FIGURES_LICENSE, disclaimer, keyFigures, lede, money, orNone, percent, RULES, RULES_FOR_PEOPLE, SERVICE_NAME, type KeyFigure } from '../texts.ts';
+import { count, DEMO_NOTICE, FIGURES_LICENSE, disclaimer, keyFigures, lede, logInUse, money, orNone, percent, RULES, RULES_FOR_PEOPLE, SERVICE_NAME, verification, type KeyFigure } from '../texts.ts';
 import { cumulativeChart, monthEnds, nightsChart } from './chart.ts';
 import { SHARE_IMAGE_SIZE } from '../share-image.ts';
 import { SITE_PATHS } from '../paths.ts';
@@ -138,6 +138,7 @@ const PAGE_DESCRIPTION = "Nightly gross reward payouts, today's accrual estimate
 
 export function renderHtml({ stats, health, history }: PageInput, cfg: EdgeConfig): string {
   const demo = stats?.data_source === 'demo';
+  const say = verification(cfg);
   const docs = DISCOVERY_DOCUMENTS.map((d) => `<li><a href="${esc(d.path)}">${esc(d.path)}</a>: ${esc(d.title)}</li>`).join('\n');
   const endpoints = ENDPOINTS.map((d) => `<li>${d.postOnly ? `<code>${esc(d.path)}</code>` : `<a href="${esc(d.path)}">${esc(d.path)}</a>`}: ${esc(d.title)}</li>`).join('\n');
   return `<!doctype html>
@@ -182,6 +183,12 @@ ${history ? historySection(history) : ''}
 <li>Read-only: nothing here trades, moves funds or acts for a caller. Individual positions, orders, wallet addresses and per-market figures are not published, by design.</li>
 </ul>
 <p id="attribution">${esc(stats?.attribution.cite ?? `Attribute "${SERVICE_NAME}" (${cfg.siteUrl}) and include updated_at when you report these figures.`)}</p>
+</section>
+
+<section aria-labelledby="h-verify"><h2 id="h-verify">Verify these figures</h2>
+<p>${esc(say.signed)}</p>
+<p>${esc(say.logged)} ${esc(logInUse(cfg.siteUrl, demo))}</p>
+<p>${esc(say.check)} See <a href="${esc(SITE_PATHS.LOG)}">the log's page</a>.</p>
 </section>
 
 <section aria-labelledby="h-agents"><h2 id="h-agents">For programs and agents</h2>

@@ -1,12 +1,13 @@
 // The landing page as Markdown, for agents that ask for text/markdown on `/` (and at /index.md):
 // the same content as the HTML, minus the chart, plus the links an agent needs next.
 import type { EdgeConfig } from '../config.ts';
-import { count, DEMO_NOTICE, disclaimer, keyFigures, lede, money, orNone, percent, RULES, SERVICE_NAME } from '../texts.ts';
+import { count, DEMO_NOTICE, disclaimer, keyFigures, lede, logInUse, money, orNone, percent, RULES, SERVICE_NAME, verification } from '../texts.ts';
 import type { PageInput } from './html.ts';
 import { SITE_PATHS } from '../paths.ts';
 import { DISCOVERY_DOCUMENTS, ENDPOINTS } from './links.ts';
 
 export function renderMarkdown({ stats: s, health, history }: PageInput, cfg: EdgeConfig): string {
+  const say = verification(cfg);
   const out: string[] = [`# ${SERVICE_NAME}`, ''];
   out.push(lede(s?.data_source === 'demo'), '');
   if (s?.data_source === 'demo') out.push(`> **${DEMO_NOTICE}**`, '');
@@ -60,6 +61,10 @@ export function renderMarkdown({ stats: s, health, history }: PageInput, cfg: Ed
     '',
     `${s?.attribution.cite ?? `Attribute "${SERVICE_NAME}" (${cfg.siteUrl}) and include updated_at when you report these figures.`}`,
     '',
+    '## Verify these figures', '',
+    say.signed, '',
+    `${say.logged} ${logInUse(cfg.siteUrl, s?.data_source === 'demo')}`, '',
+    `${say.check} The log's page: ${cfg.siteUrl}${SITE_PATHS.LOG}`, '',
     '## For programs and agents', '',
     ...ENDPOINTS.map((d) => (d.postOnly ? `- \`${cfg.siteUrl}${d.path}\`: ${d.title}` : `- [${d.path}](${cfg.siteUrl}${d.path}): ${d.title}`)),
     '',

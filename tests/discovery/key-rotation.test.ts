@@ -5,13 +5,14 @@ import { chmodSync, mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { parseEnv } from 'node:util';
-import { createPrivateKey, createPublicKey } from 'node:crypto';
+import { createHash, createPrivateKey, createPublicKey, verify } from 'node:crypto';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { configFromEnv, type Config, type Env } from '../../scripts/lib/config.ts';
 import { freePort } from '../../scripts/lib/processes.ts';
 import { startStack, type Stack } from '../../scripts/stack/stack.ts';
 import { ensureEnvFile } from '../../scripts/keys.ts';
 import { get } from './helpers.ts';
+import { rawGet, verifyWithHttpMessageSig, verifyWithHttpMessageSignatures, type DirectoryKey } from '../support/signatures.ts';
 
 const STATS = '/rest/v1/rpc/landing_stats';
 
@@ -91,5 +92,34 @@ describe('key rotation', () => {
     const keyless = await get(`${second.siteUrl}/api/stats`);
     expect(keyless.status).toBe(200);
     expect(await keyless.json()).toHaveProperty('daily');
+  }, 180_000);
+
+  it('after a signing-key rotation, answers and checkpoints signed before still verify against the directory', async () => {
+    await stack?.stop();
+    stack = undefined;
+    const first = await start();
+    const oldAnswer = await rawGet(`${first.siteUrl}/api/stats`, { 'accept-encoding': 'identity' });
+    const oldCheckpoint = await (await get(`${first.siteUrl}/log/checkpoint`)).text();
+    const [oldKey] = (await (await get(`${first.siteUrl}/.well-known/http-message-signatures-directory`)).json()).keys as DirectoryKey[];
+
+    await stack!.stop();
+    stack = undefined;
+    expect(await ensureEnvFile(envFile, { signingKey: true })).toEqual(expect.arrayContaining(['HTTP_SIG_PRIVATE_KEY', 'HTTP_SIG_PUBLIC_KEY', 'HTTP_SIG_RETIRED_PUBLIC_KEYS']));
+    const second = await start();
+    const keys = (await (await get(`${second.siteUrl}/.well-known/http-message-signatures-directory`)).json()).keys as DirectoryKey[];
+    // The new key first, the retired one after it.
+    expect(keys).toHaveLength(2);
+    expect(keys[0]!.x).not.toBe(oldKey!.x);
+    expect(keys[1]).toEqual(oldKey);
+    const newAnswer = await rawGet(`${second.siteUrl}/api/stats`, { 'accept-encoding': 'identity' });
+    expect((await verifyWithHttpMessageSig(newAnswer, keys)).keyid).toBe(keys[0]!.kid);
+    expect((await verifyWithHttpMessageSig(oldAnswer, keys)).keyid).toBe(oldKey!.kid);
+    expect(await verifyWithHttpMessageSignatures(oldAnswer, keys)).toBe(true);
+    // The verifier accepts the checkpoint signed by the retired key: it is listed in the directory.
+    const noteKey = (raw: Buffer) => createHash('sha256').update(`${oldCheckpoint.split('\n')[0]}\n`).update(Buffer.of(1)).update(raw).digest().subarray(0, 4);
+    const signature = Buffer.from(oldCheckpoint.trim().split(' ').at(-1)!, 'base64');
+    expect(keys.map((k) => noteKey(Buffer.from(k.x, 'base64url')).equals(signature.subarray(0, 4)))).toEqual([false, true]);
+    const text = oldCheckpoint.slice(0, oldCheckpoint.indexOf('\n\n') + 1);
+    expect(verify(null, Buffer.from(text), createPublicKey({ key: { kty: 'OKP', crv: 'Ed25519', x: keys[1]!.x }, format: 'jwk' }), signature.subarray(4))).toBe(true);
   }, 180_000);
 });

@@ -21,6 +21,8 @@ const EDGE_ROUTES: Record<string, string> = {
   '/badge.svg': 'image/svg+xml',
   '/og.png': 'image/png',
   '/.well-known/agent-card.json': 'application/json',
+  '/log/checkpoint': 'text/plain',
+  '/log/proof/': 'application/json',
 };
 
 interface Link { url: string; sources: Set<string>; typeHint?: string; anchorOnly: boolean }

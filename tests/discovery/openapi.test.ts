@@ -12,6 +12,7 @@ import { getJson, get, redoclyLint, responseSchemaName, schemaValidator, type Op
 const STATS = '/rest/v1/rpc/landing_stats';
 const HEALTH = '/rest/v1/rpc/landing_health';
 const HISTORY = '/rest/v1/rpc/landing_history';
+const LOG = '/rest/v1/rpc/landing_log';
 
 let openapi: OpenApi;
 let keyless: OpenApi;
@@ -71,9 +72,9 @@ describe('the OpenAPI descriptions as documents', () => {
       for (const item of Object.values(doc.paths)) expect(item.servers).toBeUndefined();
     }
     expect(openapi.servers).toEqual([expect.objectContaining({ url: apiUrl })]);
-    expect(operationsOf(openapi)).toEqual([`GET ${STATS}`, `POST ${STATS}`, `GET ${HISTORY}`, `POST ${HISTORY}`, `GET ${HEALTH}`].sort());
+    expect(operationsOf(openapi)).toEqual([`GET ${STATS}`, `POST ${STATS}`, `GET ${HISTORY}`, `POST ${HISTORY}`, `GET ${LOG}`, `POST ${LOG}`, `GET ${HEALTH}`].sort());
     expect(keyless.servers).toEqual([expect.objectContaining({ url: siteUrl })]);
-    expect(operationsOf(keyless)).toEqual(['GET /api/stats', 'GET /api/history', 'GET /api/history.csv', 'GET /api/health'].sort());
+    expect(operationsOf(keyless)).toEqual(['GET /api/stats', 'GET /api/history', 'GET /api/history.csv', 'GET /api/health', 'GET /log/checkpoint'].sort());
     expect(openapi.paths[STATS]!.post.requestBody.content['application/json'].example).toEqual({});
   });
 

@@ -25,7 +25,10 @@ const OUTSIDE = ['https://www.rfc-editor.org/info/rfc9727', 'https://creativecom
   // the dialect the MCP SDK names in the tools' JSON Schemas
   'http://json-schema.org/draft-07/schema#',
   // the SVG namespace of the favicon
-  'http://www.w3.org/2000/svg'];
+  'http://www.w3.org/2000/svg',
+  // the standards the served verifier cites
+  'https://c2sp.org/signed-note', 'https://c2sp.org/tlog-checkpoint', 'https://c2sp.org/tlog-tiles', 'https://www.rfc-editor.org/rfc/rfc6962#section-2.1',
+  'https://www.rfc-editor.org/rfc/rfc9421'];
 
 let dir: string;
 let cfg: DocumentsConfig;
