@@ -35,8 +35,12 @@ function wrk(p: Path, seconds = DURATION_S): Run {
 
 const median = (xs: number[]) => [...xs].sort((a, b) => a - b)[Math.floor(xs.length / 2)]!;
 
-/** A bare nginx serving one file: the ceiling every path is compared with. */
-async function startStaticNginx(body: string): Promise<{ url: string; child: Child; dir: string }> {
+/**
+ * A bare nginx serving one file: the ceiling every path is compared with. The same file is also
+ * served with the answer's signature headers (`signed`), so what carrying a signature costs a
+ * cached answer is measured beside it.
+ */
+async function startStaticNginx(body: string, signed: Record<string, string>): Promise<{ url: string; signedUrl: string; child: Child; dir: string }> {
   const dir = mkdtempSync(path.join(tmpdir(), 'bench-static-'));
   mkdirSync(path.join(dir, 'html'));
   writeFileSync(path.join(dir, 'html', 'stats.json'), body);
@@ -47,13 +51,19 @@ events { worker_connections 4096; }
 http {
   access_log off; sendfile on; keepalive_requests 100000; open_file_cache max=64;
   client_body_temp_path ${dir}/tmp; proxy_temp_path ${dir}/tmp; fastcgi_temp_path ${dir}/tmp; uwsgi_temp_path ${dir}/tmp; scgi_temp_path ${dir}/tmp;
-  server { listen 127.0.0.1:${port}; root ${dir}/html; default_type application/json; }
+  server {
+    listen 127.0.0.1:${port}; root ${dir}/html; default_type application/json;
+    location = /signed/stats.json {
+      alias ${dir}/html/stats.json;
+      ${Object.entries(signed).map(([name, value]) => `add_header ${name} '${value}';`).join('\n      ')}
+    }
+  }
 }`);
   execFileSync('chmod', ['-R', 'a+rwX', dir]);
   const child = startChild('static-nginx', findNginx(), ['-p', dir, '-c', path.join(dir, 'nginx.conf'), '-e', 'stderr'], { log: () => {} });
   const url = `http://127.0.0.1:${port}/stats.json`;
   await waitUntil('static nginx', async () => (await fetch(url)).ok, 10_000, child);
-  return { url, child, dir };
+  return { url, signedUrl: `http://127.0.0.1:${port}/signed/stats.json`, child, dir };
 }
 
 async function sqlTimings(adminUrl: string, label: string, call = 'stats.stats_at(now())', tables = ['accrual', 'breadth', 'capital', 'heartbeat']) {
@@ -148,8 +158,10 @@ async function main() {
   try {
     const key = { apikey: stack.cfg.ANON_KEY };
     const api = `${stack.cfg.apiUrl}/rest/v1/rpc/landing_stats`;
-    const body = await (await fetch(api, { headers: key })).text();
-    const ceiling = await startStaticNginx(body);
+    const answer = await fetch(api, { headers: { ...key, 'accept-encoding': 'identity' } });
+    const body = await answer.text();
+    const signature = Object.fromEntries(['content-digest', 'signature-input', 'signature'].map((name) => [name, answer.headers.get(name) ?? '']));
+    const ceiling = await startStaticNginx(body, signature);
     extra.push(ceiling);
 
     // A second API host rendered with the microcache off: the gateway's own cost over PostgREST.
@@ -172,6 +184,7 @@ wrk.headers["Accept"] = "application/json, text/event-stream"
 `);
     const paths: Path[] = [
       { name: 'static file (ceiling)', url: ceiling.url },
+      { name: 'static file with the signature headers', url: ceiling.signedUrl },
       { name: 'API host, landing_stats cached', url: api, headers: key, target: { ratio: 0.8, of: 'static file (ceiling)' } },
       // Compressed variants are cached too: a gzip client costs no compression per request.
       { name: 'API host, landing_stats cached, gzip', url: api, headers: { ...key, 'Accept-Encoding': 'gzip' }, target: { ratio: 0.8, of: 'static file (ceiling)' } },
