@@ -97,7 +97,10 @@ export function createLogApp(cfg: EdgeConfig, figures: Figures): Hono {
     }
     if (published?.etag !== record.etag) {
       signingKey ??= importSigningKey(cfg.httpSigPrivateKey);
-      published = { etag: record.etag, log: signingKey.then((key) => publishLog(record.value, cfg.siteUrl, key)) };
+      const log = signingKey.then((key) => publishLog(record.value, cfg.siteUrl, key));
+      // A log that could not be published is tried again with the next request, not kept.
+      log.catch(() => { if (published?.log === log) published = undefined; });
+      published = { etag: record.etag, log };
     }
     return published.log;
   };

@@ -331,7 +331,7 @@ async function main(site: string, stateFile: string | undefined): Promise<string
   ];
 }
 
-if (import.meta.url === `file://${process.argv[1]}` || process.argv[1]?.endsWith('verify.ts')) {
+if (import.meta.url === `file://${process.argv[1]}`) {
   let options: { site?: string; state?: string; help?: boolean };
   try {
     options = parseArgs({ options: { site: { type: 'string' }, state: { type: 'string' }, help: { type: 'boolean' } } }).values;
