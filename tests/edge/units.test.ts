@@ -5,6 +5,8 @@ import { SingleFlight } from '../../edge/cache.ts';
 import { acceptQuality, etagMatches, prefersHtml, prefersMarkdown, strongEtag } from '../../edge/http.ts';
 import { nightsChart } from '../../edge/page/chart.ts';
 import { askedSkill } from '../../edge/a2a.ts';
+import { buildTree } from '../../edge/tlog/merkle.ts';
+import { parseTilePath, tileBytes, tileIndexPath } from '../../edge/tlog/tiles.ts';
 import type { Part } from '@a2a-js/sdk';
 
 describe('content negotiation', () => {
@@ -104,5 +106,34 @@ describe('A2A: what the message asks for', () => {
     expect(askedSkill([text('Show the whole track record')])).toBe('history');
     expect(askedSkill([data({ skill: 'history' })])).toBe('history');
     expect(askedSkill([])).toBe('stats');
+  });
+});
+
+describe('tlog-tiles paths and tiles, against the examples of https://c2sp.org/tlog-tiles', () => {
+  it('encodes an index in x-prefixed three-digit groups and reads back only the canonical path', () => {
+    expect(tileIndexPath(1234067)).toBe('x001/x234/067');
+    expect(parseTilePath('tile/0/x001/x234/067')).toEqual({ level: 0, index: 1234067, width: undefined });
+    expect(parseTilePath('tile/entries/005.p/17')).toEqual({ level: 'entries', index: 5, width: 17 });
+    for (const bad of ['tile/0/x000/005', 'tile/0/5', 'tile/00/005', 'tile/64/000', 'tile/0/000.p/0', 'tile/0/000.p/256', 'tile/0/000.p/017', 'tile/0/001/002']) {
+      expect(parseTilePath(bad), bad).toBeUndefined();
+    }
+  });
+
+  it('a tree of 70,000 entries is 273 full level-0 tiles and a partial one of width 112, one full level-1 tile and a partial one of width 17, and a partial level-2 tile of width 1', async () => {
+    const entries = Array.from({ length: 70_000 }, (_, i) => new TextEncoder().encode(String(i)));
+    const tree = await buildTree(entries);
+    const has = (level: number, index: number, width?: number) => tileBytes(tree, entries, { level, index, width }) !== undefined;
+    expect(has(0, 272)).toBe(true);
+    expect(has(0, 273)).toBe(false);
+    expect(has(0, 273, 112)).toBe(true);
+    expect(has(0, 273, 113)).toBe(false);
+    expect(has(1, 0)).toBe(true);
+    expect(has(1, 1, 17)).toBe(true);
+    expect(has(1, 1, 18)).toBe(false);
+    expect(has(2, 0, 1)).toBe(true);
+    expect(has(2, 0, 2)).toBe(false);
+    // A level-1 hash is the tree hash of the full level-0 tile below it; entry bundles hold the entries.
+    expect(tileBytes(tree, entries, { level: 1, index: 0 })!.subarray(0, 32)).toEqual(await tree.hash(0, 256));
+    expect(tileBytes(tree, entries, { level: 'entries', index: 0, width: 2 })).toEqual(Uint8Array.of(0, 1, 48, 0, 1, 49));
   });
 });
