@@ -12,11 +12,13 @@ import { findNginx, prepareNginx, startNginx } from '../lib/nginx.ts';
 import { freePort, startChild, waitUntil, type Child } from '../lib/processes.ts';
 
 const DURATION_S = Number(process.env.BENCH_SECONDS || 8);
+/** `npm run bench -- --json FILE` also writes the report as JSON, to compare runs. */
+const JSON_FILE = process.argv.includes('--json') ? process.argv[process.argv.indexOf('--json') + 1] : undefined;
 const ROUNDS = Number(process.env.BENCH_ROUNDS || 3);
 const CONNECTIONS = 64;
 
 interface Path { name: string; url: string; headers?: Record<string, string>; script?: string; target?: { ratio: number; of: string } }
-interface Run { rps: number; p50: number; p99: number }
+interface Run { rps: number; p50: number; p99: number; max: number }
 
 function wrk(p: Path, seconds = DURATION_S): Run {
   const args = ['-t2', `-c${CONNECTIONS}`, `-d${seconds}s`, '--latency', '--timeout', '5s'];
@@ -30,7 +32,7 @@ function wrk(p: Path, seconds = DURATION_S): Run {
   };
   const non2xx = out.match(/Non-2xx or 3xx responses: (\d+)/);
   if (non2xx) throw new Error(`${p.name}: ${non2xx[1]} error responses; the measurement would be meaningless.`);
-  return { rps: Number(out.match(/Requests\/sec:\s+([\d.]+)/)![1]), p50: ms('50%'), p99: ms('99%') };
+  return { rps: Number(out.match(/Requests\/sec:\s+([\d.]+)/)![1]), p50: ms('50%'), p99: ms('99%'), max: ms('Latency\\s+[\\d.]+(?:us|ms|s)\\s+[\\d.]+(?:us|ms|s)') };
 }
 
 const median = (xs: number[]) => [...xs].sort((a, b) => a - b)[Math.floor(xs.length / 2)]!;
@@ -205,20 +207,25 @@ wrk.headers["Accept"] = "application/json, text/event-stream"
       }
     }
     const ratio = (name: string, of: string) => median(runs.get(name)!.map((r, i) => r.rps / runs.get(of)![i]!.rps));
-    console.log('\n| path | req/s (median) | p50 ms | p99 ms | ratio to ceiling | target |');
-    console.log('|---|---|---|---|---|---|');
+    console.log('\n| path | req/s (median) | p50 ms | p99 ms | max ms | ratio to ceiling | target |');
+    console.log('|---|---|---|---|---|---|---|');
     const missed: string[] = [];
-    for (const p of paths) {
+    const report = paths.map((p) => {
       const r = runs.get(p.name)!;
+      const row = {
+        name: p.name, rps: Math.round(median(r.map((x) => x.rps))), p50_ms: median(r.map((x) => x.p50)), p99_ms: median(r.map((x) => x.p99)),
+        max_ms: Math.max(...r.map((x) => x.max)), ratio_to_ceiling: ratio(p.name, paths[0]!.name),
+        target: p.target ? { ratio: p.target.ratio, of: p.target.of, got: ratio(p.name, p.target.of) } : undefined,
+      };
       let target = '';
-      if (p.target) {
-        const got = ratio(p.name, p.target.of);
-        const met = got >= p.target.ratio;
-        target = `${got.toFixed(3)} of ${p.target.of} (target ≥ ${p.target.ratio}) ${met ? 'met' : 'MISSED'}`;
+      if (row.target) {
+        const met = row.target.got >= row.target.ratio;
+        target = `${row.target.got.toFixed(3)} of ${row.target.of} (target ≥ ${row.target.ratio}) ${met ? 'met' : 'MISSED'}`;
         if (!met) missed.push(`${p.name}: ${target}`);
       }
-      console.log(`| ${p.name} | ${Math.round(median(r.map((x) => x.rps))).toLocaleString()} | ${median(r.map((x) => x.p50)).toFixed(2)} | ${median(r.map((x) => x.p99)).toFixed(2)} | ${ratio(p.name, paths[0]!.name).toFixed(3)} | ${target} |`);
-    }
+      console.log(`| ${p.name} | ${row.rps.toLocaleString()} | ${row.p50_ms.toFixed(2)} | ${row.p99_ms.toFixed(2)} | ${row.max_ms.toFixed(2)} | ${row.ratio_to_ceiling.toFixed(3)} | ${target} |`);
+      return row;
+    });
 
     console.log('\nSQL: stats.stats_at(now()) execution time (EXPLAIN ANALYZE), warm = median of 20 on one connection, cold = first call on a new connection (median of 5)');
     const sql = [];
@@ -244,6 +251,11 @@ wrk.headers["Accept"] = "application/json, text/event-stream"
     if (history.warm >= 5) missed.push(`history at ${HISTORY_NIGHTS} nights: warm ${history.warm.toFixed(3)} ms (target < 5 ms)`);
     if (history.seq > 0) missed.push('a sequential scan in history_at');
     console.log(missed.length ? `\nTargets missed:\n- ${missed.join('\n- ')}` : '\nEvery target met.');
+    if (JSON_FILE) {
+      const run = { at: new Date().toISOString(), wrk_seconds: DURATION_S, rounds: ROUNDS, connections: CONNECTIONS };
+      writeFileSync(JSON_FILE, `${JSON.stringify({ ...run, paths: report, sql: [...sql, history], missed }, null, 2)}\n`);
+      console.log(`Wrote the report to ${JSON_FILE}.`);
+    }
   } finally {
     for (const e of extra) { await e.child.stop(); if (e.dir) rmSync(e.dir, { recursive: true, force: true }); }
     await stack.destroy();
