@@ -176,15 +176,33 @@ export async function assertPortFree(host: string, port: number, what: string, v
 }
 
 /** An unused TCP port on the host (for tests and benchmarks). */
-export async function freePort(host = '127.0.0.1'): Promise<number> {
-  return new Promise((resolve, reject) => {
+/**
+ * Linux hands outgoing connections source ports from 32768 to 60999 (ip_local_port_range), so a
+ * port the OS picks for a listener (port 0) can be taken by some connection's source port before
+ * the part that needs it binds it. Ports are drawn from below that range instead, each at most once
+ * per process.
+ */
+const LISTENER_PORTS = { first: 20_000, last: 32_767 };
+const handedOut = new Set<number>();
+
+function listens(host: string, port: number): Promise<boolean> {
+  return new Promise((resolve) => {
     const server = net.createServer();
-    server.once('error', reject);
-    server.listen({ host, port: 0 }, () => {
-      const { port } = server.address() as net.AddressInfo;
-      server.close(() => resolve(port));
-    });
+    server.once('error', () => resolve(false));
+    server.listen({ host, port }, () => server.close(() => resolve(true)));
   });
+}
+
+export async function freePort(host = '127.0.0.1'): Promise<number> {
+  for (let attempt = 0; attempt < 200; attempt++) {
+    const port = LISTENER_PORTS.first + Math.floor(Math.random() * (LISTENER_PORTS.last - LISTENER_PORTS.first + 1));
+    if (handedOut.has(port)) continue;
+    if (await listens(host, port)) {
+      handedOut.add(port);
+      return port;
+    }
+  }
+  throw new Error(`No free port between ${LISTENER_PORTS.first} and ${LISTENER_PORTS.last} on ${host}.`);
 }
 
 /**
