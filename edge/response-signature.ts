@@ -39,6 +39,22 @@ function base64(bytes: Uint8Array): string {
   return btoa(binary);
 }
 
+/** host[:port]: a registered name or IPv4 address, or an IPv6 literal in brackets. */
+const AUTHORITY = /^(?:[a-z0-9._~-]+|\[[0-9a-f:.]+\])(?::\d{1,5})?$/;
+
+/**
+ * The request URL the `;req` components are read from, checked to be what it names. The library
+ * reads @authority from a parsed URL, which drops the scheme's default port, so the scheme chosen is
+ * one whose default is not the given port: the authority is signed as given, port and all.
+ */
+function requestUrl(answer: SignableAnswer): string {
+  const authority = answer.authority.toLowerCase();
+  if (!AUTHORITY.test(authority)) throw new TypeError(`"${answer.authority}" is not an authority (host[:port])`);
+  if (!answer.path.startsWith('/') || /[?#\s]/.test(answer.path)) throw new TypeError(`"${answer.path}" is not a request path`);
+  if (answer.query && (!answer.query.startsWith('?') || /[#\s]/.test(answer.query))) throw new TypeError(`"${answer.query}" is not a request query (it starts with "?")`);
+  return `${authority.endsWith(':443') ? 'http' : 'https'}://${authority}${answer.path}${answer.query ?? ''}`;
+}
+
 export async function contentDigest(body: Uint8Array): Promise<string> {
   return `sha-256=:${base64(new Uint8Array(await crypto.subtle.digest('SHA-256', new Uint8Array(body))))}:`;
 }
@@ -56,7 +72,7 @@ export async function createAnswerSigner(privateKeyPkcs8Base64url: string): Prom
         kind: 'response',
         status: answer.status,
         fields: [{ name: 'content-type', value: answer.contentType }, { name: 'content-digest', value: digest }],
-        request: { kind: 'request', method: 'GET', targetUri: `https://${answer.authority}${answer.path}${answer.query ?? ''}`, fields: [] },
+        request: { kind: 'request', method: 'GET', targetUri: requestUrl(answer), fields: [] },
       }, {
         label: ANSWER_SIGNATURE_LABEL,
         components,

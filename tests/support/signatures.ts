@@ -4,7 +4,7 @@
 // read raw (node:http does not decompress), so Content-Digest is checked over the bytes as sent.
 import { createHash, createPublicKey } from 'node:crypto';
 import http from 'node:http';
-import { verifySignature, webcrypto } from 'http-message-sig';
+import { component, verifySignature, webcrypto } from 'http-message-sig';
 import { createVerifier, httpbis } from 'http-message-signatures';
 
 export interface RawAnswer {
@@ -40,7 +40,13 @@ export async function verifyWithHttpMessageSig(answer: RawAnswer, keys: Director
   const fields = Object.entries(answer.headers).map(([name, value]) => ({ name, value }));
   const verified = await verifySignature({ kind: 'response', status: answer.status, fields, request: { kind: 'request', method: 'GET', targetUri: answer.url, fields: [] } }, {
     label: 'answer',
-    policy: { algorithms: ['ed25519'], requiredComponents: ['@status', 'content-type', 'content-digest'], requiredParameters: ['created', 'keyid', 'alg', 'tag'] },
+    // Everything the service promises to cover, the request's authority, path and any query included.
+    policy: {
+      algorithms: ['ed25519'],
+      requiredComponents: ['@status', 'content-type', 'content-digest', component('@authority', { req: true }), component('@path', { req: true }),
+        ...(new URL(answer.url).search ? [component('@query', { req: true })] : [])],
+      requiredParameters: ['created', 'keyid', 'alg', 'tag'],
+    },
     resolveVerifier: async (candidate) => {
       const key = keys.find((k) => k.kid === candidate.parameters.keyid);
       if (!key) throw new Error(`no directory key ${String(candidate.parameters.keyid)}`);
