@@ -244,7 +244,8 @@ export function createApp(cfg: EdgeConfig, options: AppOptions = {}): Hono {
   app.post('/a2a', limit, (c) => a2a.rpc(c.req.raw));
   app.all('/a2a', methodNotAllowed('POST, OPTIONS'));
 
-  // The key directory answers signed, as the directory draft asks; its key is imported on first use.
+  // The key directory answers signed, as its draft asks
+  // (https://datatracker.ietf.org/doc/draft-meunier-http-message-signatures-directory/); its key is imported on first use.
   let keyDirectory: Promise<KeyDirectory> | undefined;
   app.get(SITE_PATHS.SIG_DIRECTORY, async (c) => {
     keyDirectory ??= createKeyDirectory(cfg.httpSigPrivateKey, cfg.siteUrl + SITE_PATHS.SIG_DIRECTORY, cfg.httpSigRetiredPublicKeys);

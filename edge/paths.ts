@@ -58,7 +58,7 @@ export const API_PATHS = {
   AS_METADATA: '/.well-known/oauth-authorization-server/auth/v1',
 } as const;
 
-/** Where the skills index lists a skill's SKILL.md (the v0.2.0 convention). */
+/** Where the skills index lists a skill's SKILL.md (agent-skills discovery 0.2.0, https://schemas.agentskills.io/discovery/0.2.0/schema.json). */
 export function skillPath(name: string): string {
   return SITE_PATHS.SKILLS_INDEX.replace(/index\.json$/, `${name}/SKILL.md`);
 }

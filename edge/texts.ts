@@ -30,10 +30,10 @@ export const RULES = {
   polling: 'Poll at most once per minute; once every 5 minutes is recommended. The figures change at most every few minutes.',
 } as const;
 
-/** How to report demo figures (the notes carry DEMO_NOTICE instead, and only while the data is demo). */
 /** The figures' terms of use: free reuse with attribution (the attribution rule says how). */
 export const FIGURES_LICENSE = { name: 'CC BY 4.0', spdx: 'CC-BY-4.0', url: 'https://creativecommons.org/licenses/by/4.0/' } as const;
 
+/** How to report demo figures (the notes carry DEMO_NOTICE instead, and only while the data is demo). */
 export const DEMO_RULE = 'When data_source is "demo", the figures are demo data, not the real account: report them as such.';
 
 /** The same rules for people reading the page: no field names. */

@@ -1,4 +1,4 @@
-// With the public key nothing but the two functions is reachable.
+// With the public key nothing but the landing_* functions is reachable.
 import { SignJWT } from 'jose';
 import { describe, expect, inject, it } from 'vitest';
 import { withClient } from './support/db.ts';

@@ -1,6 +1,6 @@
-// WebMCP: where the browser offers navigator.modelContext, the page registers the same two
-// read-only tools as /mcp. They call the keyless JSON endpoints of this origin, so the page needs
-// no key and the answers are the ones /api/stats and /api/health give everyone.
+// WebMCP: where the browser offers navigator.modelContext, the page registers the same read-only
+// tools as /mcp. They call the keyless JSON endpoints of this origin, so the page needs no key and
+// the answers are the ones /api/stats, /api/history and /api/health give everyone.
 export const WEBMCP_SCRIPT = `(function () {
   var mc = navigator.modelContext;
   if (!mc) return;
