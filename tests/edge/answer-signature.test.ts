@@ -15,10 +15,11 @@ import { beforeAll, describe, expect, it } from 'vitest';
 import { createAnswerSigner, type AnswerSignatureHeaders, type AnswerSigner, type SignableAnswer } from '../../edge/response-signature.ts';
 
 // https://www.rfc-editor.org/rfc/rfc9421#appendix-B.1.4
-const RFC_PRIVATE_KEY = '-----BEGIN PRIVATE KEY-----\nMC4CAQAwBQYDK2VwBCIEIJ+DYvh6SEqVTm50DFtMDoQikTmiCqirVv9mWG9qfSnF\n-----END PRIVATE KEY-----\n';
-const RFC_PUBLIC_KEY = '-----BEGIN PUBLIC KEY-----\nMCowBQYDK2VwAyEAJrQLj5P/89iXES9+vFgrIy29clF9CC/oPPsw3c5D0bs=\n-----END PUBLIC KEY-----\n';
+// A published test vector, public by design: the PKCS#8 and SPKI DER of the RFC's PEM blocks.
+const RFC_PRIVATE_KEY_DER = 'MC4CAQAwBQYDK2VwBCIEIJ+DYvh6SEqVTm50DFtMDoQikTmiCqirVv9mWG9qfSnF';
+const RFC_PUBLIC_KEY_DER = 'MCowBQYDK2VwAyEAJrQLj5P/89iXES9+vFgrIy29clF9CC/oPPsw3c5D0bs=';
 
-const privateKey = createPrivateKey(RFC_PRIVATE_KEY);
+const privateKey = createPrivateKey({ key: Buffer.from(RFC_PRIVATE_KEY_DER, 'base64'), format: 'der', type: 'pkcs8' });
 /** As HTTP_SIG_PRIVATE_KEY holds it: PKCS#8 DER, base64url. */
 const privateKeyPkcs8Base64url = privateKey.export({ type: 'pkcs8', format: 'der' }).toString('base64url');
 const publicKey = createPublicKey(privateKey);
@@ -125,7 +126,7 @@ async function expectSignatureFails(r: Received) {
 
 describe('the signing key', () => {
   it('is RFC 9421 B.1.4; keyid is its RFC 7638 thumbprint, the one the key directory lists', async () => {
-    expect(publicKey.export({ type: 'spki', format: 'pem' })).toBe(RFC_PUBLIC_KEY);
+    expect(publicKey.export({ type: 'spki', format: 'der' }).toString('base64')).toBe(RFC_PUBLIC_KEY_DER);
     expect(signer.keyid).toBe(await calculateJwkThumbprint({ kty: 'OKP', crv: 'Ed25519', x: publicJwk.x }, 'sha256'));
     const jwk = privateKey.export({ format: 'jwk' });
     expect(signer.keyid).toBe((await Ed25519Signer.fromJWK(jwk)).keyid);
