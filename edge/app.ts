@@ -7,7 +7,7 @@ import { createA2A } from './a2a.ts';
 import { createAnswerSigner, type AnswerSigner } from './response-signature.ts';
 import { createAnswerSigning, requestedCoding, type Answer, type AnswerSigning, type Compress, type SignedAnswer } from './answers.ts';
 import type { EdgeConfig } from './config.ts';
-import { createFigures, type Figures, type Prepared } from './figures.ts';
+import { createFigures, madeFrom, type Figures, type Prepared } from './figures.ts';
 import { etagMatches, jsonError, NO_STORE, prefersHtml, prefersMarkdown, strongEtag } from './http.ts';
 import { badgeSvg, SVG_TYPE } from './badge.ts';
 import { ATOM_TYPE, atomFeed } from './feed.ts';
@@ -63,15 +63,6 @@ function validated(c: Context, body: string | Uint8Array<ArrayBuffer>, headers: 
 
 async function withEtag(body: string): Promise<{ body: string; etag: string }> {
   return { body, etag: await strongEtag(body) };
-}
-
-/** What is made from one prepared record, made again only when that record changes (its ETag). */
-function madeFrom<T, R>(make: (source: Prepared<T>) => Promise<R>): (source: Prepared<T>) => Promise<R> {
-  let last: { etag: string; made: Promise<R> } | undefined;
-  return (source) => {
-    if (last?.etag !== source.etag) last = { etag: source.etag, made: make(source) };
-    return last.made;
-  };
 }
 
 function methodNotAllowed(allow: string) {

@@ -15,6 +15,22 @@ export interface Prepared<T> {
   etag: string;
 }
 
+/**
+ * What is made from one prepared record, made again only when that record changes (its ETag). A
+ * making that failed is not kept: the next caller tries again.
+ */
+export function madeFrom<T, R>(make: (source: Prepared<T>) => Promise<R>): (source: Prepared<T>) => Promise<R> {
+  let last: { etag: string; made: Promise<R> } | undefined;
+  return (source) => {
+    if (last?.etag !== source.etag) {
+      const made = make(source);
+      made.catch(() => { if (last?.made === made) last = undefined; });
+      last = { etag: source.etag, made };
+    }
+    return last.made;
+  };
+}
+
 export interface Figures {
   stats(): Promise<Prepared<PublishedStats>>;
   /** The whole track record, as landing_history returns it. */

@@ -7,7 +7,7 @@
 import { Hono, type Context } from 'hono';
 import type { EdgeConfig } from './config.ts';
 import { CACHE_IMMUTABLE } from './documents.ts';
-import type { Figures, Prepared } from './figures.ts';
+import { madeFrom, type Figures, type Prepared } from './figures.ts';
 import { etagMatches, jsonError, strongEtag } from './http.ts';
 import { esc } from './page/escape.ts';
 import { logOrigin, SITE_PATHS } from './paths.ts';
@@ -86,7 +86,10 @@ const ISO_DATE = /^\d{4}-\d{2}-\d{2}$/;
 export function createLogApp(cfg: EdgeConfig, figures: Figures): Hono {
   const app = new Hono();
   let signingKey: Promise<SigningKey> | undefined;
-  let published: { etag: string; log: Promise<PublishedLog> } | undefined;
+  const published = madeFrom(async (record: Prepared<LogRecord>) => {
+    signingKey ??= importSigningKey(cfg.httpSigPrivateKey);
+    return publishLog(record.value, cfg.siteUrl, await signingKey);
+  });
   const current = async (): Promise<PublishedLog | undefined> => {
     let record: Prepared<LogRecord>;
     try {
@@ -95,14 +98,7 @@ export function createLogApp(cfg: EdgeConfig, figures: Figures): Hono {
       console.error(`edge: ${(error as Error).message}`);
       return undefined;
     }
-    if (published?.etag !== record.etag) {
-      signingKey ??= importSigningKey(cfg.httpSigPrivateKey);
-      const log = signingKey.then((key) => publishLog(record.value, cfg.siteUrl, key));
-      // A log that could not be published is tried again with the next request, not kept.
-      log.catch(() => { if (published?.log === log) published = undefined; });
-      published = { etag: record.etag, log };
-    }
-    return published.log;
+    return published(record);
   };
   const unavailable = () => jsonError(503, `${UNAVAILABLE_MESSAGE} GET /api/health reports the status.`, { 'retry-after': '30' });
   const notHere = (what: string) => jsonError(404, `Not found: ${what}.`);
