@@ -11,13 +11,9 @@ tool=scripts/openapi-typescript
 if [ "${1:-}" = --test ] && { [ ! -d $tool/node_modules ] || [ $tool/package-lock.json -nt $tool/node_modules/.package-lock.json ]; }; then
   npm ci --prefix $tool --no-audit --no-fund >/dev/null
 fi
-# nginx, and its njs module (Debian's libnginx-mod-http-js), which counts the API host's apikey headers;
-# brotli's modules are installed beside them when we can (nginx sends gzip only without them).
+# nginx; brotli's modules are installed beside it when we can (nginx sends gzip only without them).
 missing=""
 if ! command -v nginx >/dev/null 2>&1 && [ ! -x /usr/sbin/nginx ]; then missing="nginx"; fi
-if [ ! -e /usr/lib/nginx/modules/ngx_http_js_module.so ] && [ ! -e /usr/share/nginx/modules/ngx_http_js_module.so ] && [ ! -e /etc/nginx/modules/ngx_http_js_module.so ]; then
-  missing="$missing libnginx-mod-http-js"
-fi
 if [ "$(id -u)" = 0 ] && command -v apt-get >/dev/null 2>&1 && [ ! -e /usr/lib/nginx/modules/ngx_http_brotli_filter_module.so ]; then
   missing="$missing libnginx-mod-http-brotli-filter libnginx-mod-http-brotli-static"
 fi

@@ -31,18 +31,9 @@ export function findNginx(named?: string): string {
   throw new Error('nginx is not installed: install it (Debian/Ubuntu: `apt-get install -y nginx`) and start again.');
 }
 
-/** Where Debian's libnginx-mod-http-js and the nginx.org packages put the njs module. */
-const NJS_MODULE_PATHS = ['/usr/lib/nginx/modules/ngx_http_js_module.so', '/usr/share/nginx/modules/ngx_http_js_module.so', '/etc/nginx/modules/ngx_http_js_module.so'];
-
-export function findNjsModule(): string {
-  const found = NJS_MODULE_PATHS.find((candidate) => existsSync(candidate));
-  if (found) return found;
-  throw new Error('The njs module of nginx is not installed: install it (Debian/Ubuntu: `apt-get install -y libnginx-mod-http-js`) and start again.');
-}
-
 /** Debian's libnginx-mod-http-brotli-filter and -static; brotli is used when both are installed. */
 const BROTLI_MODULES = ['ngx_http_brotli_filter_module.so', 'ngx_http_brotli_static_module.so'];
-const MODULE_DIR = path.dirname(NJS_MODULE_PATHS[0]!);
+const MODULE_DIR = '/usr/lib/nginx/modules';
 
 export function findBrotliModules(): string[] {
   const paths = BROTLI_MODULES.map((name) => path.join(MODULE_DIR, name));
@@ -53,7 +44,6 @@ export function findBrotliModules(): string[] {
 export function nginxVars(cfg: Config, prefix: string): Record<string, string> {
   return {
     NGINX_PREFIX: prefix,
-    NGINX_NJS_DIR: path.join(prefix, 'njs'),
     NGINX_WORKERS: String(cfg.nginxWorkers),
     NGINX_MIME_TYPES: '/etc/nginx/mime.types',
     NGINX_CACHE_DIR: path.join(prefix, 'cache'),
@@ -93,7 +83,7 @@ export type WriteDocuments = (siteRoot: string, locations: { site: string; api: 
 /** Renders the configuration into `prefix` (wiping the previous rendering and cache), documents included. */
 export async function renderNginx(cfg: Config, prefix: string, writeDocuments: WriteDocuments): Promise<string> {
   rmSync(prefix, { recursive: true, force: true });
-  for (const dir of ['conf.d', 'snippets', 'njs', 'deploy', 'cache', 'tmp', 'html']) mkdirSync(path.join(prefix, dir), { recursive: true });
+  for (const dir of ['conf.d', 'snippets', 'deploy', 'cache', 'tmp', 'html']) mkdirSync(path.join(prefix, dir), { recursive: true });
   const vars = nginxVars(cfg, prefix);
   writeFileSync(path.join(prefix, 'nginx.conf'), renderTemplate(readFileSync(path.join(NGINX_DIR, 'nginx.conf.template'), 'utf8'), vars));
   for (const file of readdirSync(path.join(NGINX_DIR, 'templates'))) {
@@ -104,7 +94,7 @@ export async function renderNginx(cfg: Config, prefix: string, writeDocuments: W
   // The brotli settings are included by a glob, so without the modules they are simply absent.
   const brotli = findBrotliModules().length ? [['brotli', 'brotli']] : [];
   if (brotli.length) mkdirSync(path.join(prefix, 'brotli'));
-  for (const [from, to] of [['snippets', 'snippets'], ['njs', 'njs'], ['local', 'deploy'], ...brotli]) {
+  for (const [from, to] of [['snippets', 'snippets'], ['local', 'deploy'], ...brotli]) {
     for (const file of readdirSync(path.join(NGINX_DIR, from!))) writeFileSync(path.join(prefix, to!, file), readFileSync(path.join(NGINX_DIR, from!, file)));
   }
   await writeDocuments(vars.SITE_ROOT!, { site: path.join(prefix, vars.SITE_DOCUMENT_LOCATIONS!), api: path.join(prefix, vars.API_DOCUMENT_LOCATIONS!) });
@@ -136,9 +126,9 @@ export async function prepareNginx(cfg: Config, writeDocuments: WriteDocuments):
   const prefix = path.join(cfg.dataDir, 'nginx');
   const conf = await renderNginx(cfg, prefix, writeDocuments);
   const ids = unprivilegedIds(prefix);
-  // The njs module (which counts the API host's apikey headers) and brotli's, loaded before the configuration.
-  const modules = [findNjsModule(), ...findBrotliModules()].map((m) => `load_module ${m};`).join(' ');
-  const args = ['-p', prefix, '-c', conf, '-e', 'stderr', '-g', modules];
+  // Brotli's modules, where installed, are loaded before the configuration.
+  const modules = findBrotliModules().map((m) => `load_module ${m};`).join(' ');
+  const args = ['-p', prefix, '-c', conf, '-e', 'stderr', ...(modules ? ['-g', modules] : [])];
   try {
     execFileSync(binary, ['-t', '-q', ...args], { stdio: ['ignore', 'ignore', 'pipe'], ...ids });
   } catch (error) {

@@ -6,7 +6,7 @@ import path from 'node:path';
 import type { Config } from '../lib/config.ts';
 import { openDatabase, type Database } from '../lib/database.ts';
 import { startEdge } from '../lib/edge.ts';
-import { findNginx, findNjsModule, prepareNginx, startNginx } from '../lib/nginx.ts';
+import { findNginx, prepareNginx, startNginx } from '../lib/nginx.ts';
 import { startPostgrest } from '../lib/postgrest.ts';
 import { assertPortFree, GroupRecord, type Child, type Log } from '../lib/processes.ts';
 import { supervise, type RestartPolicy, type SupervisedPart } from '../lib/supervisor.ts';
@@ -41,7 +41,6 @@ export interface StackOptions {
 
 export async function startStack(cfg: Config, { log, seedDemo, onGiveUp, restartPolicy }: StackOptions): Promise<Stack> {
   findNginx(cfg.nginxBin);
-  findNjsModule();
   const record = new GroupRecord(path.join(cfg.dataDir, 'processes.json'));
   await record.reapLeftovers(log);
   const ports: [number, string, string][] = [

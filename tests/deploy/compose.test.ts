@@ -9,7 +9,7 @@ import { parse as parseYaml } from 'yaml';
 import { describe, expect, it } from 'vitest';
 import { configFromEnv, ROOT_DIR } from '../../scripts/lib/config.ts';
 import { postgrestEnv } from '../../scripts/lib/postgrest.ts';
-import { findNginx, findNjsModule, NGINX_DIR, renderTemplate } from '../../scripts/lib/nginx.ts';
+import { findNginx, NGINX_DIR, renderTemplate } from '../../scripts/lib/nginx.ts';
 import { envExampleNames } from '../support/env-example.ts';
 import { apiDocumentLocations, documentLocations } from '../../site/render/locations.ts';
 
@@ -124,7 +124,6 @@ describe('docker-compose.yml', () => {
     const mounts = services.gateway!.volumes!;
     expect(mounts).toContain('./site/nginx/templates:/etc/nginx/templates:ro');
     expect(mounts).toContain('./site/nginx/snippets:/etc/nginx/snippets:ro');
-    expect(mounts).toContain('./site/nginx/njs:/etc/nginx/njs:ro');
   });
 
   it("renders into a configuration nginx -t accepts, as the image's envsubst would", () => {
@@ -144,7 +143,6 @@ describe('docker-compose.yml', () => {
       for (const dir of ['conf.d', 'templates-out', 'cache', 'srv']) mkdirSync(path.join(prefix, dir));
       vars.SITE_ROOT = path.join(prefix, 'srv');
       vars.NGINX_CACHE_DIR = path.join(prefix, 'cache');
-      vars.NGINX_NJS_DIR = path.join(prefix, 'njs');
       // The site service writes the documents' locations beside them; here, into the prefix.
       expect(vars.SITE_DOCUMENT_LOCATIONS).toMatch(/^\/srv\/site\//);
       vars.SITE_DOCUMENT_LOCATIONS = path.join(prefix, 'srv', '_nginx', 'site-documents.conf');
@@ -160,17 +158,15 @@ describe('docker-compose.yml', () => {
         writeFileSync(path.join(prefix, 'conf.d', file.replace(/\.template$/, '')), rendered);
       }
       cpSync(path.join(NGINX_DIR, 'snippets'), path.join(prefix, 'snippets'), { recursive: true });
-      cpSync(path.join(NGINX_DIR, 'njs'), path.join(prefix, 'njs'), { recursive: true });
       cpSync(path.join(NGINX_DIR, 'deploy'), path.join(prefix, 'deploy'), { recursive: true });
       writeFileSync(path.join(prefix, 'deploy', 'api-auth.conf'), readFileSync(path.join(NGINX_DIR, 'deploy', 'api-auth.conf'), 'utf8').replace('http://auth:9999/', 'http://127.0.0.1:9999/'));
       // the image's own main file, in essence: include conf.d inside http
       writeFileSync(path.join(prefix, 'nginx.conf'), `pid ${prefix}/nginx.pid; error_log stderr; events {}
 http { include /etc/nginx/mime.types; client_body_temp_path ${prefix}/cache; proxy_temp_path ${prefix}/cache;
 fastcgi_temp_path ${prefix}/cache; uwsgi_temp_path ${prefix}/cache; scgi_temp_path ${prefix}/cache; include conf.d/*.conf; }`);
-      // The gateway's own command line (its -g loads the njs module), with this machine's module path.
-      const command = services.gateway!.command as string[];
-      const globals = command[command.indexOf('-g') + 1]!.replace(/\S*ngx_http_js_module\.so/, findNjsModule());
-      const result = execFileSync('sh', ['-c', '"$0" -t -p "$1" -c "$1/nginx.conf" -e stderr -g "$2" 2>&1; echo "exit=$?"', findNginx(), prefix, globals], { encoding: 'utf8' });
+      // The image's own command line: no module beyond what nginx is built with.
+      expect(services.gateway!.command).toBeUndefined();
+      const result = execFileSync('sh', ['-c', '"$0" -t -p "$1" -c "$1/nginx.conf" -e stderr 2>&1; echo "exit=$?"', findNginx(), prefix], { encoding: 'utf8' });
       expect(result).toMatch(/test is successful/);
     } finally {
       rmSync(prefix, { recursive: true, force: true });
