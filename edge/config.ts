@@ -22,6 +22,10 @@ export interface EdgeConfig {
   healthTtlMs: number;
   /** Upper bound on one upstream call, so a hung API host turns into "down", not a hung request. */
   upstreamTimeoutMs: number;
+  /** Where the edge reaches the site host's gateway to keep both gateways' microcaches warm; none: it does not. */
+  siteGateway?: string;
+  /** How often every cached answer of both gateways is asked for, to fill and refresh it; 0: never. */
+  warmPeriodMs: number;
 }
 
 export type EdgeEnv = Record<string, string | undefined>;
@@ -54,5 +58,7 @@ export function edgeConfigFromEnv(env: EdgeEnv): EdgeConfig {
     statsTtlMs: seconds(env, 'EDGE_STATS_TTL_SECONDS', 5),
     healthTtlMs: seconds(env, 'EDGE_HEALTH_TTL_SECONDS', 2),
     upstreamTimeoutMs: seconds(env, 'EDGE_UPSTREAM_TIMEOUT_SECONDS', 3),
+    siteGateway: env.EDGE_SITE_GATEWAY ? origin(env.EDGE_SITE_GATEWAY) : undefined,
+    warmPeriodMs: seconds(env, 'EDGE_WARM_SECONDS', 2),
   };
 }

@@ -53,13 +53,20 @@ async function prepare<T>(value: T): Promise<Prepared<T>> {
   return { value, body, etag: await strongEtag(body) };
 }
 
+/**
+ * How long past its TTL a record is still answered while it is fetched again: the staleness clients
+ * already accept (the records' stale-while-revalidate=30). Health is never answered stale.
+ */
+const RECORD_STALE_MS = 30_000;
+
 export function createFigures(cfg: EdgeConfig, upstream: Upstream): Figures {
-  const stats = new SingleFlight(async () => prepare(publishStats(await upstream.stats(), cfg)), cfg.statsTtlMs);
+  const stale = { staleMs: RECORD_STALE_MS };
+  const stats = new SingleFlight(async () => prepare(publishStats(await upstream.stats(), cfg)), cfg.statsTtlMs, stale);
   const health = new SingleFlight(async () => {
     const { record, apiHostReachable } = await upstream.health();
     return prepare<PublishedHealth>({ ...record, api_host_reachable: apiHostReachable });
   }, cfg.healthTtlMs);
-  const history = new SingleFlight(async () => prepare(await upstream.history()), cfg.statsTtlMs);
-  const log = new SingleFlight(async () => prepare(await upstream.log()), cfg.statsTtlMs);
+  const history = new SingleFlight(async () => prepare(await upstream.history()), cfg.statsTtlMs, stale);
+  const log = new SingleFlight(async () => prepare(await upstream.log()), cfg.statsTtlMs, stale);
   return { stats: () => stats.get(), history: () => history.get(), health: () => health.get(), log: () => log.get() };
 }

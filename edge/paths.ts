@@ -58,6 +58,12 @@ export const API_PATHS = {
   AS_METADATA: '/.well-known/oauth-authorization-server/auth/v1',
 } as const;
 
+/** The answers both gateways keep in their microcaches, one entry per content coding. */
+export const CACHED_RECORD_PATHS = {
+  site: [SITE_PATHS.SITE_STATS, SITE_PATHS.SITE_HISTORY, SITE_PATHS.SITE_HISTORY_CSV],
+  api: [API_PATHS.STATS, API_PATHS.HISTORY, API_PATHS.LOG],
+} as const;
+
 /** Where the skills index lists a skill's SKILL.md (agent-skills discovery 0.2.0, https://schemas.agentskills.io/discovery/0.2.0/schema.json). */
 export function skillPath(name: string): string {
   return SITE_PATHS.SKILLS_INDEX.replace(/index\.json$/, `${name}/SKILL.md`);

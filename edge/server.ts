@@ -6,6 +6,7 @@ import { brotliCompressSync, constants, gzipSync } from 'node:zlib';
 import { createApp } from './app.ts';
 import { edgeConfigFromEnv } from './config.ts';
 import { renderSharePng } from './share-png.ts';
+import { keepWarm, warmTargets } from './warm.ts';
 
 const cfg = edgeConfigFromEnv(process.env);
 const hostname = process.env.EDGE_HOST || '127.0.0.1';
@@ -29,6 +30,16 @@ const server = serve({ fetch: createApp(cfg, { renderPng: renderSharePng, compre
 server.keepAliveTimeout = 65_000;
 server.headersTimeout = 66_000;
 
-const stop = () => server.close(() => process.exit(0));
+// Both gateways' microcaches, kept filled and fresh from here (the edge knows every cached path).
+const stopWarming = cfg.siteGateway && cfg.warmPeriodMs > 0
+  ? keepWarm(warmTargets({ site: cfg.siteGateway, api: cfg.apiUpstream }, cfg.anonKey), cfg.warmPeriodMs, cfg.upstreamTimeoutMs, (failed) => {
+    console.error(`edge: ${failed.length} cached answer(s) could not be warmed, first: ${failed[0]}`);
+  })
+  : () => {};
+
+const stop = () => {
+  stopWarming();
+  server.close(() => process.exit(0));
+};
 process.on('SIGTERM', stop);
 process.on('SIGINT', stop);

@@ -2,8 +2,9 @@
 // bytes, measured side by side in one run with one load generator (wrk), plus the SQL function's
 // warm/cold time and plans at 100k and 5M minute-level accrual snapshots. Loopback only; every run
 // is bounded in time. Figures that miss a target are reported as such, never hidden.
-import { execFileSync, spawnSync } from 'node:child_process';
-import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { execFile, execFileSync, spawnSync } from 'node:child_process';
+import { promisify } from 'node:util';
+import { mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import pg from 'pg';
@@ -12,27 +13,112 @@ import { findNginx, prepareNginx, startNginx } from '../lib/nginx.ts';
 import { freePort, startChild, waitUntil, type Child } from '../lib/processes.ts';
 
 const DURATION_S = Number(process.env.BENCH_SECONDS || 8);
+const argument = (name: string) => process.argv.includes(name) ? process.argv[process.argv.indexOf(name) + 1] : undefined;
 /** `npm run bench -- --json FILE` also writes the report as JSON, to compare runs. */
-const JSON_FILE = process.argv.includes('--json') ? process.argv[process.argv.indexOf('--json') + 1] : undefined;
+const JSON_FILE = argument('--json');
+/** `npm run bench -- --docs` also rewrites the table of docs/scale-out.md from this run. */
+const WRITE_DOCS = process.argv.includes('--docs');
+/** The tail every cached path must keep in every window: after start, in the rounds, across an expiry. */
+const CACHED_P99_MS = 10;
+/** MCP calls after which the edge's resident memory is read, and the growth allowed between them. */
+const MEMORY_CALLS = { first: 1_000, last: 100_000, growth: 0.1 };
 const ROUNDS = Number(process.env.BENCH_ROUNDS || 3);
 const CONNECTIONS = 64;
 
-interface Path { name: string; url: string; headers?: Record<string, string>; script?: string; target?: { ratio: number; of: string } }
-interface Run { rps: number; p50: number; p99: number; max: number }
+interface Path {
+  name: string; url: string; headers?: Record<string, string>; script?: string;
+  target?: { ratio: number; of: string };
+  /** Answered from a gateway's microcache: its p99 has the cached paths' bound. */
+  cached?: boolean;
+}
+interface Run { rps: number; requests: number; p50: number; p99: number; max: number }
 
-function wrk(p: Path, seconds = DURATION_S): Run {
-  const args = ['-t2', `-c${CONNECTIONS}`, `-d${seconds}s`, '--latency', '--timeout', '5s'];
+function wrkArgs(p: Path, seconds: number, threads = 2, connections = CONNECTIONS): string[] {
+  const args = [`-t${threads}`, `-c${connections}`, `-d${seconds}s`, '--latency', '--timeout', '5s'];
   for (const [k, v] of Object.entries(p.headers ?? {})) args.push('-H', `${k}: ${v}`);
   if (p.script) args.push('-s', p.script);
-  const out = execFileSync('wrk', [...args, p.url], { encoding: 'utf8', timeout: (seconds + 20) * 1000 });
+  return [...args, p.url];
+}
+
+function parseWrk(name: string, out: string): Run {
   const ms = (label: string) => {
     const m = out.match(new RegExp(`^\\s*${label}\\s+([\\d.]+)(us|ms|s)`, 'm'));
     if (!m) throw new Error(`wrk output without ${label}:\n${out}`);
     return Number(m[1]) * ({ us: 0.001, ms: 1, s: 1000 } as Record<string, number>)[m[2]!]!;
   };
   const non2xx = out.match(/Non-2xx or 3xx responses: (\d+)/);
-  if (non2xx) throw new Error(`${p.name}: ${non2xx[1]} error responses; the measurement would be meaningless.`);
-  return { rps: Number(out.match(/Requests\/sec:\s+([\d.]+)/)![1]), p50: ms('50%'), p99: ms('99%'), max: ms('Latency\\s+[\\d.]+(?:us|ms|s)\\s+[\\d.]+(?:us|ms|s)') };
+  if (non2xx) throw new Error(`${name}: ${non2xx[1]} error responses; the measurement would be meaningless.`);
+  return {
+    rps: Number(out.match(/Requests\/sec:\s+([\d.]+)/)![1]), requests: Number(out.match(/(\d+) requests in/)![1]),
+    p50: ms('50%'), p99: ms('99%'), max: ms('Latency\\s+[\\d.]+(?:us|ms|s)\\s+[\\d.]+(?:us|ms|s)'),
+  };
+}
+
+function wrk(p: Path, seconds = DURATION_S): Run {
+  return parseWrk(p.name, execFileSync('wrk', wrkArgs(p, seconds), { encoding: 'utf8', timeout: (seconds + 20) * 1000 }));
+}
+
+/**
+ * Every cached path in turn for `seconds`, as one window: one wrk per host (each path is a different
+ * request of its Lua script), run side by side with the connections split between them. The
+ * window's figures are the worse host's.
+ */
+async function everyCachedPath(paths: Path[], dir: string, seconds: number): Promise<Omit<Run, 'rps'>> {
+  const byOrigin = new Map<string, Path[]>();
+  for (const p of paths) byOrigin.set(new URL(p.url).origin, [...(byOrigin.get(new URL(p.url).origin) ?? []), p]);
+  const runs = await Promise.all([...byOrigin].map(async ([origin, list], i) => {
+    const requests = list.map((p) => {
+      const url = new URL(p.url);
+      const headers = Object.entries(p.headers ?? {}).map(([k, v]) => `[${JSON.stringify(k)}] = ${JSON.stringify(v)}`).join(', ');
+      return `  { path = ${JSON.stringify(url.pathname + url.search)}, headers = { ${headers} } },`;
+    });
+    const script = path.join(dir, `cached-${i}.lua`);
+    writeFileSync(script, `local list = {\n${requests.join('\n')}\n}\nlocal i = 0\nrequest = function()\n  i = i % #list + 1\n  return wrk.format("GET", list[i].path, list[i].headers)\nend\n`);
+    const args = wrkArgs({ name: origin, url: origin, script }, seconds, 1, CONNECTIONS / byOrigin.size);
+    const { stdout } = await promisify(execFile)('wrk', args, { encoding: 'utf8', timeout: (seconds + 20) * 1000 });
+    return parseWrk(origin, stdout);
+  }));
+  const worst = (pick: (r: Run) => number) => Math.max(...runs.map(pick));
+  return { requests: runs.reduce((n, r) => n + r.requests, 0), p50: worst((r) => r.p50), p99: worst((r) => r.p99), max: worst((r) => r.max) };
+}
+
+/** The resident memory of a process, in MiB. */
+function rssMiB(pid: number): number {
+  const kib = Number(readFileSync(`/proc/${pid}/status`, 'utf8').match(/^VmRSS:\s+(\d+) kB/m)?.[1]);
+  return kib / 1024;
+}
+
+/** `count` MCP tools/call requests, a few at a time, as an MCP client sends them. */
+async function mcpCalls(url: string, count: number): Promise<void> {
+  const body = '{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"get_stats","arguments":{}}}';
+  let next = 0;
+  await Promise.all(Array.from({ length: 8 }, async () => {
+    while (next++ < count) {
+      const res = await fetch(url, { method: 'POST', body, headers: { 'content-type': 'application/json', accept: 'application/json, text/event-stream' } });
+      if (res.status !== 200) throw new Error(`MCP call answered HTTP ${res.status}`);
+      await res.arrayBuffer();
+    }
+  }));
+}
+
+/** docs/scale-out.md's table of per-node figures, between its markers, rewritten from this run. */
+const DOCS_FILE = path.join(import.meta.dirname, '..', '..', 'docs', 'scale-out.md');
+const DOCS_MARKERS = ['<!-- bench table: written by `npm run bench -- --docs` -->', '<!-- end of bench table -->'] as const;
+
+function writeDocsTable(report: { name: string; rps: number; p99_ms: number; ratio_to_ceiling: number }[]) {
+  const text = readFileSync(DOCS_FILE, 'utf8');
+  const [open, close] = DOCS_MARKERS.map((marker) => text.indexOf(marker));
+  if (open! < 0 || close! < open!) throw new Error(`${DOCS_FILE} lacks its bench table markers.`);
+  const rows = report.map((r) => `| ${r.name} | ${r.rps.toLocaleString('en-US')} | ${r.ratio_to_ceiling.toFixed(3)} | ${r.p99_ms.toFixed(2)} |`);
+  const table = [
+    `Measured ${new Date().toISOString().slice(0, 10)}: wrk -t2 -c${CONNECTIONS}, medians of ${ROUNDS} rounds of ${DURATION_S} s.`,
+    '',
+    '| path (one 2-vCPU node, wrk and server sharing it) | req/s | ratio to a static file | p99 ms |',
+    '|---|---|---|---|',
+    ...rows,
+  ];
+  writeFileSync(DOCS_FILE, `${text.slice(0, open! + DOCS_MARKERS[0].length)}\n${table.join('\n')}\n${text.slice(close!)}`);
+  console.log(`Rewrote the table of ${path.relative(process.cwd(), DOCS_FILE)}.`);
 }
 
 const median = (xs: number[]) => [...xs].sort((a, b) => a - b)[Math.floor(xs.length / 2)]!;
@@ -155,11 +241,34 @@ async function fillAccruals(adminUrl: string, total: number) {
 async function main() {
   if (spawnSync('wrk', ['--version']).error) throw new Error('wrk is not installed: apt-get install -y wrk, then run the benchmark again.');
   console.log(`Benchmark: wrk -t2 -c${CONNECTIONS} -d${DURATION_S}s, ${ROUNDS} interleaved rounds; ratios are to the static file of the same round.\n`);
-  const stack = await startTestStack({ seedDemo: true, env: { NGINX_WORKERS: '2' } });
-  const extra: { child: Child; dir?: string }[] = [];
+  // Warmed as `npm start` warms it (every 2 s by default).
+  const stack = await startTestStack({ seedDemo: true, env: { NGINX_WORKERS: '2', EDGE_WARM_SECONDS: '2' } });
+  const scripts = mkdtempSync(path.join(tmpdir(), 'bench-scripts-'));
+  const extra: { child: Child; dir?: string }[] = [{ child: { stop: async () => {} } as Child, dir: scripts }];
   try {
     const key = { apikey: stack.cfg.ANON_KEY };
     const api = `${stack.cfg.apiUrl}/rest/v1/rpc/landing_stats`;
+    const site = stack.cfg.siteUrl;
+    const etag = (await fetch(`${site}/api/stats`)).headers.get('etag');
+    const apiEtag = (await fetch(api, { headers: key })).headers.get('etag');
+    if (!etag || !apiEtag) throw new Error('/api/stats or landing_stats sent no ETag.');
+    const ceilingName = 'static file (ceiling)';
+    const ofCeiling = (ratio: number) => ({ ratio, of: ceilingName });
+    const cachedPaths: Path[] = [
+      { name: 'API host, landing_stats cached', url: api, headers: key, target: ofCeiling(0.8), cached: true },
+      // Compressed variants are cached too: a gzip or brotli client costs no compression per request.
+      { name: 'API host, landing_stats cached, gzip', url: api, headers: { ...key, 'Accept-Encoding': 'gzip' }, target: ofCeiling(0.8), cached: true },
+      { name: 'API host, landing_stats cached, br', url: api, headers: { ...key, 'Accept-Encoding': 'br' }, target: ofCeiling(0.8), cached: true },
+      { name: 'API host, landing_stats, If-None-Match (304)', url: api, headers: { ...key, 'If-None-Match': apiEtag }, target: ofCeiling(0.9), cached: true },
+      { name: 'site /api/stats (cached)', url: `${site}/api/stats`, target: ofCeiling(0.85), cached: true },
+      { name: 'site /api/stats (cached), gzip', url: `${site}/api/stats`, headers: { 'Accept-Encoding': 'gzip' }, target: ofCeiling(0.8), cached: true },
+      { name: 'site /api/history (cached)', url: `${site}/api/history`, target: ofCeiling(0.8), cached: true },
+      { name: 'site /api/history (cached), gzip', url: `${site}/api/history`, headers: { 'Accept-Encoding': 'gzip' }, target: ofCeiling(0.8), cached: true },
+      { name: 'site /api/stats, If-None-Match (304)', url: `${site}/api/stats`, headers: { 'If-None-Match': etag }, target: ofCeiling(0.9), cached: true },
+    ];
+    // The first seconds after the stack said it was ready, before anything else: every cached path.
+    const windows = [{ name: 'the first 5 s after start', ...(await everyCachedPath(cachedPaths, scripts, 5)) }];
+
     const answer = await fetch(api, { headers: { ...key, 'accept-encoding': 'identity' } });
     const body = await answer.text();
     const signature = Object.fromEntries(['content-digest', 'signature-input', 'signature'].map((name) => [name, answer.headers.get(name) ?? '']));
@@ -174,35 +283,43 @@ async function main() {
     const uncached = await startNginx(uncachedCfg, () => {}, uncachedNginx);
     extra.push({ child: uncached, dir: uncachedCfg.dataDir });
 
-    const site = stack.cfg.siteUrl;
-    const etag = (await fetch(`${site}/api/stats`)).headers.get('etag');
-    if (!etag) throw new Error('/api/stats sent no ETag.');
     // wrk sends a body only from a Lua script: a tools/call on /mcp as an MCP client would send it.
-    const mcpScript = path.join(ceiling.dir, 'mcp.lua');
+    const mcpScript = path.join(scripts, 'mcp.lua');
     writeFileSync(mcpScript, `wrk.method = "POST"
 wrk.body = '{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"get_stats","arguments":{}}}'
 wrk.headers["Content-Type"] = "application/json"
 wrk.headers["Accept"] = "application/json, text/event-stream"
 `);
+    // The A2A stats skill, as an A2A client sends message/send.
+    const a2aScript = path.join(scripts, 'a2a.lua');
+    writeFileSync(a2aScript, `wrk.method = "POST"
+wrk.body = '{"jsonrpc":"2.0","id":1,"method":"message/send","params":{"message":{"kind":"message","role":"user","messageId":"m1","parts":[{"kind":"text","text":"latest stats"}]}}}'
+wrk.headers["Content-Type"] = "application/json"
+`);
+    const mcp: Path = { name: 'site /mcp tools/call get_stats', url: `${site}/mcp`, script: mcpScript, target: ofCeiling(0.05) };
     const paths: Path[] = [
-      { name: 'static file (ceiling)', url: ceiling.url },
+      { name: ceilingName, url: ceiling.url },
       { name: 'static file with the signature headers', url: ceiling.signedUrl },
-      { name: 'API host, landing_stats cached', url: api, headers: key, target: { ratio: 0.8, of: 'static file (ceiling)' } },
-      // Compressed variants are cached too: a gzip client costs no compression per request.
-      { name: 'API host, landing_stats cached, gzip', url: api, headers: { ...key, 'Accept-Encoding': 'gzip' }, target: { ratio: 0.8, of: 'static file (ceiling)' } },
-      { name: 'API host, landing_stats uncached', url: `http://${uncachedCfg.bindHost}:${uncachedCfg.apiPort}/rest/v1/rpc/landing_stats`, headers: key, target: { ratio: 0.9, of: 'PostgREST direct' } },
+      ...cachedPaths.slice(0, 4),
+      { name: 'API host, landing_stats uncached', url: `http://${uncachedCfg.bindHost}:${uncachedCfg.apiPort}/rest/v1/rpc/landing_stats`, headers: key, target: { ratio: 0.95, of: 'PostgREST direct' } },
       { name: 'PostgREST direct', url: `http://${stack.cfg.bindHost}:${stack.cfg.postgrestPort}/rpc/landing_stats` },
-      { name: 'site /api/stats (cached)', url: `${site}/api/stats`, target: { ratio: 0.7, of: 'static file (ceiling)' } },
-      { name: 'site /api/stats (cached), gzip', url: `${site}/api/stats`, headers: { 'Accept-Encoding': 'gzip' }, target: { ratio: 0.7, of: 'static file (ceiling)' } },
-      { name: 'site /api/history (cached)', url: `${site}/api/history`, target: { ratio: 0.7, of: 'static file (ceiling)' } },
-      { name: 'site /api/stats, If-None-Match (304)', url: `${site}/api/stats`, headers: { 'If-None-Match': etag } },
-      { name: 'site /mcp tools/call get_stats', url: `${site}/mcp`, script: mcpScript },
+      ...cachedPaths.slice(4),
+      mcp,
+      { name: 'site /a2a message/send (stats skill)', url: `${site}/a2a`, script: a2aScript, target: ofCeiling(0.05) },
     ];
-    for (const p of paths) wrk(p, 2); // warm-up
+    // The edge's memory after its first MCP calls, to compare with after many.
+    const edgePid = stack.edge.child?.process.pid;
+    if (!edgePid) throw new Error('The edge server is not running.');
+    await mcpCalls(mcp.url, MEMORY_CALLS.first);
+    let mcpCallsMade = MEMORY_CALLS.first;
+    const rssFirst = rssMiB(edgePid);
+    const counted = (p: Path, run: Run) => { if (p === mcp) mcpCallsMade += run.requests; return run; };
+
+    for (const p of paths) counted(p, wrk(p, 2)); // warm-up
     const runs = new Map<string, Run[]>(paths.map((p) => [p.name, []]));
     for (let round = 1; round <= ROUNDS; round++) {
       for (const p of paths) {
-        runs.get(p.name)!.push(wrk(p));
+        runs.get(p.name)!.push(counted(p, wrk(p)));
         process.stdout.write(`  round ${round}/${ROUNDS}: ${p.name} done\n`);
       }
     }
@@ -227,6 +344,30 @@ wrk.headers["Accept"] = "application/json, text/event-stream"
       return row;
     });
 
+    for (const row of report) {
+      const p = paths.find((x) => x.name === row.name)!;
+      if (p.cached && row.p99_ms > CACHED_P99_MS) missed.push(`${p.name}: p99 ${row.p99_ms.toFixed(2)} ms (target ≤ ${CACHED_P99_MS} ms)`);
+    }
+
+    // Across an expiry: the microcaches keep an answer for 5 s, so 10 s crosses one of every entry's.
+    windows.push({ name: 'across a cache expiry (10 s)', ...(await everyCachedPath(cachedPaths, scripts, 10)) });
+    console.log('\nEvery cached path in turn, in two more windows (the worse host\'s figures):');
+    console.log('| window | requests | p50 ms | p99 ms | max ms | target |');
+    console.log('|---|---|---|---|---|---|');
+    for (const w of windows) {
+      const met = w.p99 <= CACHED_P99_MS;
+      if (!met) missed.push(`every cached path, ${w.name}: p99 ${w.p99.toFixed(2)} ms (target ≤ ${CACHED_P99_MS} ms)`);
+      console.log(`| ${w.name} | ${w.requests.toLocaleString()} | ${w.p50.toFixed(2)} | ${w.p99.toFixed(2)} | ${w.max.toFixed(2)} | p99 ≤ ${CACHED_P99_MS} ms ${met ? 'met' : 'MISSED'} |`);
+    }
+
+    // The edge's memory after many MCP calls: the rounds made most of them; the rest are made here.
+    while (mcpCallsMade < MEMORY_CALLS.last) counted(mcp, wrk(mcp, Math.min(DURATION_S, 30)));
+    const rssLast = rssMiB(edgePid);
+    const growth = rssLast / rssFirst - 1;
+    const memory = { after_calls: [MEMORY_CALLS.first, mcpCallsMade], rss_mib: [rssFirst, rssLast], growth };
+    console.log(`\nEdge resident memory: ${rssFirst.toFixed(1)} MiB after ${MEMORY_CALLS.first.toLocaleString()} MCP calls, ${rssLast.toFixed(1)} MiB after ${mcpCallsMade.toLocaleString()} (${(growth * 100).toFixed(1)} %, target ≤ ${MEMORY_CALLS.growth * 100} %).`);
+    if (growth > MEMORY_CALLS.growth) missed.push(`edge memory grew ${(growth * 100).toFixed(1)} % from ${MEMORY_CALLS.first.toLocaleString()} to ${mcpCallsMade.toLocaleString()} MCP calls (target ≤ ${MEMORY_CALLS.growth * 100} %)`);
+
     console.log('\nSQL: stats.stats_at(now()) execution time (EXPLAIN ANALYZE), warm = median of 20 on one connection, cold = first call on a new connection (median of 5)');
     const sql = [];
     for (const size of [100_000, 5_000_000]) {
@@ -237,7 +378,7 @@ wrk.headers["Accept"] = "application/json, text/event-stream"
     console.log('|---|---|---|---|---|---|');
     for (const s of sql) console.log(`| ${s.label} | ${s.warm.toFixed(3)} | ${s.cold.toFixed(3)} | ${s.scans} | ${s.seq} | ${s.withoutCond.join(', ') || 'none'} |`);
     const [small, large] = sql as [typeof sql[0], typeof sql[0]];
-    if (large.warm >= 0.5) missed.push(`warm execution at 5M rows ${large.warm.toFixed(3)} ms (target < 0.5 ms)`);
+    for (const s of sql) if (s.warm >= 0.3) missed.push(`stats_at warm at ${s.label}: ${s.warm.toFixed(3)} ms (target < 0.30 ms)`);
     if (large.warm > small.warm * 1.5 + 0.05) missed.push(`not flat: ${small.warm.toFixed(3)} ms at 100k vs ${large.warm.toFixed(3)} ms at 5M`);
     if (sql.some((s) => s.seq > 0)) missed.push('a sequential scan of a history table');
 
@@ -253,9 +394,10 @@ wrk.headers["Accept"] = "application/json, text/event-stream"
     console.log(missed.length ? `\nTargets missed:\n- ${missed.join('\n- ')}` : '\nEvery target met.');
     if (JSON_FILE) {
       const run = { at: new Date().toISOString(), wrk_seconds: DURATION_S, rounds: ROUNDS, connections: CONNECTIONS };
-      writeFileSync(JSON_FILE, `${JSON.stringify({ ...run, paths: report, sql: [...sql, history], missed }, null, 2)}\n`);
+      writeFileSync(JSON_FILE, `${JSON.stringify({ ...run, paths: report, windows, memory, sql: [...sql, history], missed }, null, 2)}\n`);
       console.log(`Wrote the report to ${JSON_FILE}.`);
     }
+    if (WRITE_DOCS) writeDocsTable(report);
   } finally {
     for (const e of extra) { await e.child.stop(); if (e.dir) rmSync(e.dir, { recursive: true, force: true }); }
     await stack.destroy();

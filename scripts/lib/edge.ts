@@ -14,6 +14,7 @@ export async function startEdge(cfg: Config, log: Log): Promise<Child> {
     EDGE_PORT: String(cfg.edgePort),
     EDGE_API_UPSTREAM: `http://${cfg.bindHost}:${cfg.apiPort}`,
     EDGE_POSTGREST_UPSTREAM: `http://${cfg.bindHost}:${cfg.postgrestPort}`,
+    EDGE_SITE_GATEWAY: `http://${cfg.bindHost}:${cfg.sitePort}`,
     SITE_URL: cfg.siteUrl,
     API_URL: cfg.apiUrl,
     ANON_KEY: cfg.ANON_KEY,

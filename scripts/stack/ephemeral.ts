@@ -18,7 +18,9 @@ export async function startTestStack(options: { seedDemo?: boolean; env?: Env } 
   const dataDir = mkdtempSync(path.join(tmpdir(), 'public-stats-'));
   chmodSync(dataDir, 0o755);
   const secrets = await completeSecrets({});
-  const env: Env = { ...secrets, DATA_DIR: dataDir, NGINX_WORKERS: '1', ...options.env };
+  // No cache warming unless asked for: a test that changes the data reads it at once, from caches
+  // that only its own requests filled.
+  const env: Env = { ...secrets, DATA_DIR: dataDir, NGINX_WORKERS: '1', EDGE_WARM_SECONDS: '0', ...options.env };
   for (const name of ['API_PORT', 'SITE_PORT', 'EDGE_PORT', 'POSTGREST_PORT', 'POSTGREST_ADMIN_PORT', 'POSTGRES_PORT']) {
     env[name] ??= String(await freePort());
   }

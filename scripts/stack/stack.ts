@@ -12,6 +12,7 @@ import { assertPortFree, GroupRecord, type Child, type Log } from '../lib/proces
 import { supervise, type RestartPolicy, type SupervisedPart } from '../lib/supervisor.ts';
 import { openWriterDb } from '../writer/db.ts';
 import { seedDemoHistory } from '../writer/demo.ts';
+import { warmOnce, warmTargets } from '../../edge/warm.ts';
 import { apiDocumentLocations, documentLocations } from '../../site/render/locations.ts';
 import { renderSiteDocuments } from '../../site/render/render.ts';
 
@@ -93,6 +94,13 @@ export async function startStack(cfg: Config, { log, seedDemo, onGiveUp, restart
     });
     const nginx = await keepRunning('nginx', () => startNginx(cfg, log, prepared));
     started.push(nginx);
+    // Every cached answer is in both gateways' microcaches before the stack is ready: no first
+    // caller waits for one. The edge keeps them fresh from here on.
+    if (cfg.edgeTunables.EDGE_WARM_SECONDS !== '0') {
+      const local = (port: number) => `http://${cfg.bindHost}:${port}`;
+      const failed = await warmOnce(warmTargets({ site: local(cfg.sitePort), api: local(cfg.apiPort) }, cfg.ANON_KEY), 10_000);
+      if (failed.length) log(`The gateways' caches could not all be warmed before start (${failed.length}); first: ${failed[0]}`);
+    }
     return {
       cfg,
       db,

@@ -60,6 +60,8 @@ export function edgeConfig(overrides: Partial<EdgeConfig> & Pick<EdgeConfig, 'ap
     statsTtlMs: 5000,
     healthTtlMs: 2000,
     upstreamTimeoutMs: 3000,
+    // An edge served in-process warms no gateway.
+    warmPeriodMs: 0,
     ...overrides,
   };
 }

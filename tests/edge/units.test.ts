@@ -59,7 +59,7 @@ describe('SingleFlight', () => {
       await new Promise((r) => setTimeout(r, 10));
       if (fail) throw new Error('upstream down');
       return loads;
-    }, 1000, () => now);
+    }, 1000, { now: () => now });
     expect(await Promise.all(Array.from({ length: 50 }, () => cache.get()))).toEqual(Array(50).fill(1));
     expect(loads).toBe(1);
     now = 999;
@@ -71,6 +71,44 @@ describe('SingleFlight', () => {
     expect(loads).toBe(2);
     fail = false;
     expect(await cache.get()).toBe(3);
+  });
+
+  it('answers a stale value at once within its window while one load refreshes it, and keeps it when that load fails', async () => {
+    let now = 0;
+    let loads = 0;
+    let fail = false;
+    let release: () => void = () => {};
+    const cache = new SingleFlight(async () => {
+      loads += 1;
+      await new Promise<void>((r) => { release = r; });
+      if (fail) throw new Error('upstream down');
+      return loads;
+    }, 1000, { staleMs: 5000, now: () => now });
+    const first = cache.get();
+    release();
+    expect(await first).toBe(1);
+    now = 1500;
+    // Past the TTL: answered from the old value, with one refresh under way for all of them.
+    expect(await Promise.all([cache.get(), cache.get(), cache.get()])).toEqual([1, 1, 1]);
+    expect(loads).toBe(2);
+    release();
+    await new Promise((r) => setTimeout(r, 0));
+    expect(await cache.get()).toBe(2);
+    now = 3000;
+    fail = true;
+    expect(await cache.get()).toBe(2);
+    release();
+    await new Promise((r) => setTimeout(r, 0));
+    // The refresh failed: still the old value within the window, and another refresh is tried.
+    expect(await cache.get()).toBe(2);
+    expect(loads).toBe(4);
+    release();
+    await new Promise((r) => setTimeout(r, 0));
+    // Past the window the caller waits for the load, and sees its failure.
+    now = 1500 + 1000 + 5000;
+    const waited = cache.get();
+    release();
+    await expect(waited).rejects.toThrow('upstream down');
   });
 });
 

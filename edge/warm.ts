@@ -1,0 +1,66 @@
+// Keeps the gateways' microcaches warm, so no caller meets an empty entry: nginx answers a missing
+// entry only after its cache lock, which polls every 500 ms, while an entry that has merely expired
+// is answered stale and refreshed in the background (proxy_cache_use_stale updating,
+// https://nginx.org/en/docs/http/ngx_http_proxy_module.html#proxy_cache_use_stale). One HEAD per
+// cached record and coding fills an entry that is missing and starts the refresh of one that has
+// expired, without carrying the bodies.
+import { CACHED_RECORD_PATHS } from './paths.ts';
+
+/** What clients ask for, as the gateways key it: identity, gzip and brotli. */
+const CODINGS = ['identity', 'gzip', 'br'];
+
+export interface WarmTarget { url: string; headers: Record<string, string> }
+
+/** Every cached entry of both gateways, reached at their internal addresses. */
+export function warmTargets(gateways: { site: string; api: string }, anonKey: string): WarmTarget[] {
+  const targets: WarmTarget[] = [];
+  for (const coding of CODINGS) {
+    for (const path of CACHED_RECORD_PATHS.site) targets.push({ url: gateways.site + path, headers: { 'accept-encoding': coding } });
+    for (const path of CACHED_RECORD_PATHS.api) targets.push({ url: gateways.api + path, headers: { 'accept-encoding': coding, apikey: anonKey } });
+  }
+  return targets;
+}
+
+/** Asks for every entry once; the URLs (and codings) that did not answer 200, with why. */
+export async function warmOnce(targets: WarmTarget[], timeoutMs: number): Promise<string[]> {
+  const failed: string[] = [];
+  // One at a time: a missing entry is filled by one request, and the gateway is never crowded.
+  for (const { url, headers } of targets) {
+    try {
+      const res = await fetch(url, { method: 'HEAD', headers, signal: AbortSignal.timeout(timeoutMs) });
+      if (res.status !== 200) failed.push(`${url} (${headers['accept-encoding']}): HTTP ${res.status}`);
+    } catch (error) {
+      failed.push(`${url} (${headers['accept-encoding']}): ${(error as Error).message}`);
+    }
+  }
+  return failed;
+}
+
+/**
+ * Warms every entry every `periodMs`, a pass at a time, from one period after the call (whoever
+ * starts the gateway warms it first) until stopped. A failing pass is reported when its first
+ * failure differs from the last pass's, so a gateway that stays down is reported once, not
+ * every pass; the next pass tries again.
+ */
+export function keepWarm(targets: WarmTarget[], periodMs: number, timeoutMs: number, report: (failed: string[]) => void): () => void {
+  let stopped = false;
+  let timer: ReturnType<typeof setTimeout> | undefined;
+  let lastFirstFailure: string | undefined;
+  const schedule = () => {
+    if (stopped) return;
+    timer = setTimeout(pass, periodMs);
+    // A pass that is waiting never keeps the process alive on its own.
+    (timer as { unref?: () => void }).unref?.();
+  };
+  const pass = async () => {
+    const failed = await warmOnce(targets, timeoutMs);
+    if (failed.length && failed[0] !== lastFirstFailure) report(failed);
+    lastFirstFailure = failed[0];
+    schedule();
+  };
+  schedule();
+  return () => {
+    stopped = true;
+    clearTimeout(timer);
+  };
+}
