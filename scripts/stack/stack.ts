@@ -96,7 +96,7 @@ export async function startStack(cfg: Config, { log, seedDemo, onGiveUp, restart
     started.push(nginx);
     // Every cached answer is in both gateways' microcaches before the stack is ready: no first
     // caller waits for one. The edge keeps them fresh from here on.
-    if (cfg.edgeTunables.EDGE_WARM_SECONDS !== '0') {
+    if (Number(cfg.edgeTunables.EDGE_WARM_SECONDS) !== 0) {
       const local = (port: number) => `http://${cfg.bindHost}:${port}`;
       const failed = await warmOnce(warmTargets({ site: local(cfg.sitePort), api: local(cfg.apiPort) }, cfg.ANON_KEY), 10_000);
       if (failed.length) log(`The gateways' caches could not all be warmed before start (${failed.length}); first: ${failed[0]}`);
