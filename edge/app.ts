@@ -213,7 +213,8 @@ export function createApp(cfg: EdgeConfig, options: AppOptions = {}): Hono {
     const etag = upstream.headers.get('etag');
     if (upstream.status !== 200 || !etag) return new Response(body, { status: upstream.status, headers: { 'content-type': contentType, ...NO_STORE } });
     const answer: Answer = { body, contentType, etag, lastModified: upstream.headers.get('last-modified') ?? undefined, path: `${API_PATHS.REST_BASE}/rpc/${fn}` };
-    return sent(c, await apiAnswers.sign(answer, coding(c)));
+    // The ETag is the record's own hash: the same record is compressed and signed once per coding.
+    return sent(c, await apiAnswers.sign(answer, coding(c), fn));
   });
 
   app.route(SITE_PATHS.LOG, createLogApp(cfg, figures));

@@ -21,11 +21,16 @@ export function warmTargets(gateways: { site: string; api: string }, anonKey: st
   return targets;
 }
 
-/** Asks for every entry once; the URLs (and codings) that did not answer 200, with why. */
-export async function warmOnce(targets: WarmTarget[], timeoutMs: number): Promise<string[]> {
+/**
+ * Asks for every entry once, `spacingMs` apart; the URLs (and codings) that did not answer 200, with
+ * why. One at a time: a missing entry is filled by one request, and the gateway is never crowded.
+ * Spaced, the refreshes they start (each a fetch, and perhaps a compression and a signature, at the
+ * edge) do not all fall in the same moment.
+ */
+export async function warmOnce(targets: WarmTarget[], timeoutMs: number, spacingMs = 0): Promise<string[]> {
   const failed: string[] = [];
-  // One at a time: a missing entry is filled by one request, and the gateway is never crowded.
-  for (const { url, headers } of targets) {
+  for (const [i, { url, headers }] of targets.entries()) {
+    if (i > 0 && spacingMs > 0) await new Promise((resolve) => setTimeout(resolve, spacingMs));
     try {
       const res = await fetch(url, { method: 'HEAD', headers, signal: AbortSignal.timeout(timeoutMs) });
       if (res.status !== 200) failed.push(`${url} (${headers['accept-encoding']}): HTTP ${res.status}`);
@@ -37,8 +42,8 @@ export async function warmOnce(targets: WarmTarget[], timeoutMs: number): Promis
 }
 
 /**
- * Warms every entry every `periodMs`, a pass at a time, from one period after the call (whoever
- * starts the gateway warms it first) until stopped. A failing pass is reported when its first
+ * Warms every entry every `periodMs`, its requests spread over the period, a pass at a time, from
+ * one period after the call (whoever starts the gateway warms it first) until stopped. A failing pass is reported when its first
  * failure differs from the last pass's, so a gateway that stays down is reported once, not
  * every pass; the next pass tries again.
  */
@@ -46,19 +51,21 @@ export function keepWarm(targets: WarmTarget[], periodMs: number, timeoutMs: num
   let stopped = false;
   let timer: ReturnType<typeof setTimeout> | undefined;
   let lastFirstFailure: string | undefined;
-  const schedule = () => {
+  // Each entry is asked for about once a period: the passes follow each other at the same spacing.
+  const spacingMs = periodMs / targets.length;
+  const schedule = (delayMs: number) => {
     if (stopped) return;
-    timer = setTimeout(pass, periodMs);
+    timer = setTimeout(pass, delayMs);
     // A pass that is waiting never keeps the process alive on its own.
     (timer as { unref?: () => void }).unref?.();
   };
   const pass = async () => {
-    const failed = await warmOnce(targets, timeoutMs);
+    const failed = await warmOnce(targets, timeoutMs, spacingMs);
     if (failed.length && failed[0] !== lastFirstFailure) report(failed);
     lastFirstFailure = failed[0];
-    schedule();
+    schedule(spacingMs);
   };
-  schedule();
+  schedule(periodMs);
   return () => {
     stopped = true;
     clearTimeout(timer);

@@ -244,7 +244,7 @@ async function main() {
   // Warmed as `npm start` warms it (every 2 s by default).
   const stack = await startTestStack({ seedDemo: true, env: { NGINX_WORKERS: '2', EDGE_WARM_SECONDS: '2' } });
   const scripts = mkdtempSync(path.join(tmpdir(), 'bench-scripts-'));
-  const extra: { child: Child; dir?: string }[] = [{ child: { stop: async () => {} } as Child, dir: scripts }];
+  const extra: { child: Child; dir?: string }[] = [];
   try {
     const key = { apikey: stack.cfg.ANON_KEY };
     const api = `${stack.cfg.apiUrl}/rest/v1/rpc/landing_stats`;
@@ -405,6 +405,7 @@ wrk.headers["Content-Type"] = "application/json"
     if (WRITE_DOCS) writeDocsTable(report);
   } finally {
     for (const e of extra) { await e.child.stop(); if (e.dir) rmSync(e.dir, { recursive: true, force: true }); }
+    rmSync(scripts, { recursive: true, force: true });
     await stack.destroy();
   }
 }
