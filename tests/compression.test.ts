@@ -57,7 +57,7 @@ describe('compression', () => {
     }
   });
 
-  it('the cached hot paths keep a cache entry per encoding: the second compressed answer is a HIT', async () => {
+  it('the cached hot paths keep a cache entry per encoding: the second compressed answer comes from it', async () => {
     const { siteUrl, apiUrl, anonKey } = inject('stack');
     for (const [url, headers] of [[`${apiUrl}${API_PATHS.STATS}`, { apikey: anonKey }], [`${siteUrl}${SITE_PATHS.SITE_STATS}`, {}]] as const) {
       const identity = await raw(url, headers);
@@ -67,7 +67,9 @@ describe('compression', () => {
         await raw(url, { ...headers, 'accept-encoding': encoding });
         const second = await raw(url, { ...headers, 'accept-encoding': `${encoding}, identity;q=0.5` });
         expect(second.headers['content-encoding'], `${url} ${encoding}`).toBe(encoding);
-        expect(second.headers['x-cache-status'], `${url} ${encoding}`).toBe('HIT');
+        // From that coding's entry: a hit, or (had an earlier test left it expired) its stale copy
+        // while the first request's refresh is still under way.
+        expect(second.headers['x-cache-status'], `${url} ${encoding}`).toMatch(/^(HIT|UPDATING)$/);
         expect(second.headers.vary, url).toBe('Accept-Encoding');
         expect(JSON.parse(decode(second).toString()).updated_at).toBe(record.updated_at);
         // A compressed variant's validator is the weak form of the record's.
