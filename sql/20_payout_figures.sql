@@ -7,7 +7,10 @@ alter function stats.since_date(date) owner to stats_owner;
 grant execute on function stats.since_date(date) to stats_writer;
 
 -- Nightly payouts: the latest 16 nights dated today or earlier, oldest first; the latest night; and
--- the totals from since_date: sum, best and worst night.
+-- the totals from since_date: sum, best and worst night. The totals come from the history snapshot
+-- (27_history.sql), rebuilt whenever a payout or since_date changes, when it holds the same nights:
+-- it was made at or before p_now and no payout is dated after its day and up to today. Otherwise
+-- (a clock pinned before it, a TRUNCATE, a payout dated ahead that has come due) they are summed here.
 create function stats.payout_figures(p_now timestamptz) returns json
 language plpgsql stable set search_path = '' set plan_cache_mode = force_generic_plan as $$
 declare
@@ -18,15 +21,21 @@ declare
   v_total numeric;
   v_best numeric;
   v_worst numeric;
+  v_snapshot_at timestamptz;
 begin
   select * into last_night from stats.payout where date <= today order by date desc limit 1;
   select json_agg(json_build_object('date', d.date, 'usd', round(d.usd, 2)) order by d.date)
     into v_daily
     from (select p.date, p.usd from stats.payout p where p.date <= today order by p.date desc limit 16) d;
 
-  v_since := stats.since_date(today);
-  select sum(p.usd), max(p.usd), min(p.usd) into v_total, v_best, v_worst
-    from stats.payout p where p.date >= v_since and p.date <= today;
+  select h.computed_at, h.since_date, h.total_usd, h.best_day_usd, h.worst_day_usd
+    into v_snapshot_at, v_since, v_total, v_best, v_worst from stats.history_snapshot h;
+  if v_snapshot_at is null or v_snapshot_at > p_now or exists (select from stats.payout p
+      where p.date > (v_snapshot_at at time zone 'UTC')::date and p.date <= today) then
+    v_since := stats.since_date(today);
+    select sum(p.usd), max(p.usd), min(p.usd) into v_total, v_best, v_worst
+      from stats.payout p where p.date >= v_since and p.date <= today;
+  end if;
 
   return json_build_object(
     'daily', coalesce(v_daily, '[]'::json),

@@ -41,14 +41,20 @@ language sql stable set search_path = '' set plan_cache_mode = force_generic_pla
 $$;
 alter function stats.history_nights(timestamptz, date) owner to stats_owner;
 
--- One row: the nights as of computed_at.
+-- One row: the nights as of computed_at, and the totals over them that the stats record shows
+-- (payout_figures), which would otherwise read every night on every call.
 create table stats.history_snapshot (
   id boolean primary key default true check (id),
   since_date date,
   nights json not null,
-  computed_at timestamptz not null
+  computed_at timestamptz not null,
+  total_usd numeric,
+  best_day_usd numeric,
+  worst_day_usd numeric
 );
 alter table stats.history_snapshot owner to stats_owner;
+-- The writer reads the stats record (its status command), whose totals come from here.
+grant select on stats.history_snapshot to stats_writer;
 
 create function stats.refresh_history_snapshot() returns void
 language plpgsql security definer set search_path = '' as $$
@@ -56,11 +62,14 @@ declare
   -- The wall clock, not the transaction's start: a reader whose now() is later sees every row this
   -- transaction wrote.
   at timestamptz := clock_timestamp();
-  since date := stats.since_date((at at time zone 'UTC')::date);
+  today date := (at at time zone 'UTC')::date;
+  since date := stats.since_date(today);
 begin
-  insert into stats.history_snapshot (id, since_date, nights, computed_at)
-    values (true, since, stats.history_nights(at, since), at)
-    on conflict (id) do update set since_date = excluded.since_date, nights = excluded.nights, computed_at = excluded.computed_at;
+  insert into stats.history_snapshot (id, since_date, nights, computed_at, total_usd, best_day_usd, worst_day_usd)
+    select true, since, stats.history_nights(at, since), at, sum(p.usd), max(p.usd), min(p.usd)
+      from stats.payout p where p.date >= since and p.date <= today
+    on conflict (id) do update set since_date = excluded.since_date, nights = excluded.nights, computed_at = excluded.computed_at,
+      total_usd = excluded.total_usd, best_day_usd = excluded.best_day_usd, worst_day_usd = excluded.worst_day_usd;
 end $$;
 alter function stats.refresh_history_snapshot() owner to stats_owner;
 

@@ -7,6 +7,7 @@ import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/
 import { XMLParser, XMLValidator } from 'fast-xml-parser';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { API_PATHS, SITE_PATHS } from '../edge/paths.ts';
+import { withClient } from './support/db.ts';
 import { startTestStack, type TestStack } from './support/stack.ts';
 import { addDays, cliEnv, query, runCli, todayUtc } from './writer/helpers.ts';
 
@@ -158,6 +159,37 @@ describe('the nights built when the data change', () => {
     // Without a snapshot (a TRUNCATE of a source table removes it) the nights are computed live.
     await query(stack.db.adminUrl, 'delete from stats.history_snapshot');
     expect(strip((await historyNow()).nights)).toEqual(corrected);
+  });
+
+  it('give the stats record its totals, read from the snapshot only for a clock it holds every night of', async () => {
+    await withClient(stack.db.adminUrl, async (c) => {
+      await c.query('begin');
+      try {
+        await c.query('select stats.refresh_history_snapshot()');
+        const instant = async (offset: string) => (await c.query(`select (clock_timestamp() + interval '${offset}')::text as t`)).rows[0].t as string;
+        const totals = async (at: string) => (await c.query(`select s->>'total_usd' as total, s->>'best_day_usd' as best, s->>'worst_day_usd' as worst
+          from (select stats.stats_at($1::timestamptz) as s) x`, [at])).rows[0];
+        const summed = async (at: string) => (await c.query(`select round(sum(usd), 2)::text as total, round(max(usd), 2)::text as best, round(min(usd), 2)::text as worst
+          from stats.payout where date >= stats.since_date(($1::timestamptz at time zone 'UTC')::date) and date <= ($1::timestamptz at time zone 'UTC')::date`, [at])).rows[0];
+        const now = await instant('0 s');
+        expect(await totals(now)).toEqual(await summed(now));
+        // The snapshot is what is read: a changed total there shows in the record.
+        await c.query('update stats.history_snapshot set total_usd = total_usd + 1000');
+        const read = await totals(await instant('0 s'));
+        expect(Number(read.total)).toBeCloseTo(Number((await summed(now)).total) + 1000, 2);
+        // A clock before the snapshot was made sums the nights itself.
+        const before = await instant('-1 hour');
+        expect(await totals(before)).toEqual(await summed(before));
+        // A night dated ahead (the writer cannot write one; here with the triggers off) sums them
+        // itself once that night has come, since the snapshot does not hold it.
+        await c.query('set local session_replication_role = replica');
+        await c.query(`insert into stats.payout (date, usd) values (current_date + 2, 1234.5)`);
+        const later = await instant('3 days');
+        expect(await totals(later)).toEqual({ ...(await summed(later)), best: '1234.50' });
+      } finally {
+        await c.query('rollback');
+      }
+    });
   });
 });
 
