@@ -58,7 +58,6 @@ export function createAnswerSigning(signer: () => Promise<AnswerSigner>, authori
       etag: compressed ? `W/${answer.etag.replace(/^W\//, '')}` : answer.etag,
       ...(answer.lastModified ? { 'last-modified': answer.lastModified } : {}),
       ...(compressed ? { 'content-encoding': coding! } : {}),
-      vary: 'Accept-Encoding',
       ...signature,
     };
     return { status, body, headers };

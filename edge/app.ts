@@ -38,14 +38,21 @@ const CSV_TYPE = 'text/csv; charset=utf-8; header=present';
 
 const unavailable = () => jsonError(503, `${UNAVAILABLE_MESSAGE} GET /api/health reports the status.`, { 'retry-after': '30' });
 
+/**
+ * A gateway filling its microcache marks the request with this header. It parses the stored headers
+ * again on every hit, so its answer carries only the representation's own (type, coding, validators,
+ * digest, signature) and the gateway adds caching, Vary and CORS itself.
+ */
+export const CACHE_FILL_HEADER = 'x-cache-fill';
+const forCacheFill = (c: Context) => c.req.header(CACHE_FILL_HEADER) !== undefined;
+
 /** A signed data answer, or a 304 when If-None-Match matches its validator. */
 function sent(c: Context, answer: SignedAnswer): Response {
-  const headers: Record<string, string> = { 'cache-control': STATS_CACHE_CONTROL, ...answer.headers };
+  if (forCacheFill(c)) return new Response(answer.body, { status: answer.status, headers: answer.headers });
+  const caching = { 'cache-control': STATS_CACHE_CONTROL, vary: 'Accept-Encoding' };
   const etag = answer.headers.etag!;
-  if (etagMatches(c.req.header('if-none-match'), etag)) {
-    return new Response(null, { status: 304, headers: { 'cache-control': STATS_CACHE_CONTROL, etag, vary: 'Accept-Encoding' } });
-  }
-  return new Response(answer.body, { status: answer.status, headers });
+  if (etagMatches(c.req.header('if-none-match'), etag)) return new Response(null, { status: 304, headers: { ...caching, etag } });
+  return new Response(answer.body, { status: answer.status, headers: { ...caching, ...answer.headers } });
 }
 
 /** The query exactly as the client sent it (with its "?"), which a signature then covers; none when empty. */
@@ -104,13 +111,14 @@ export function createApp(cfg: EdgeConfig, options: AppOptions = {}): Hono {
   });
   app.notFound(notFound);
 
-  app.use('*', cors({
+  const corsHeaders = cors({
     origin: '*',
     allowMethods: ['GET', 'HEAD', 'POST', 'OPTIONS'],
     allowHeaders: ['content-type', 'accept', 'if-none-match', 'mcp-protocol-version', 'a2a-version', 'last-event-id'],
     exposeHeaders: ['ETag', 'Link', 'Retry-After', 'X-Cache-Status', 'X-Markdown-Tokens', 'Signature', 'Signature-Input', 'Content-Digest'],
     maxAge: 86400,
-  }));
+  });
+  app.use('*', (c, next) => (forCacheFill(c) ? next() : corsHeaders(c, next)));
 
   const limit = bodyLimit({
     maxSize: MAX_BODY_BYTES,

@@ -1,9 +1,9 @@
 // Node entry of the edge: the portable Hono app (edge/app.ts) on @hono/node-server.
 // Started by the local stack (scripts/stack) as `node edge/server.ts` with the EDGE_* variables.
-import { serve } from '@hono/node-server';
-import type { Server } from 'node:http';
+import { serve, type Http2Bindings, type HttpBindings } from '@hono/node-server';
+import { ServerResponse, type Server } from 'node:http';
 import { brotliCompressSync, constants, gzipSync } from 'node:zlib';
-import { createApp } from './app.ts';
+import { CACHE_FILL_HEADER, createApp } from './app.ts';
 import { edgeConfigFromEnv } from './config.ts';
 import { renderSharePng } from './share-png.ts';
 import { keepWarm, warmTargets } from './warm.ts';
@@ -22,7 +22,20 @@ const compress = (body: Uint8Array, coding: 'gzip' | 'br') => coding === 'gzip'
   ? gzipSync(body, { level: 5 })
   : brotliCompressSync(body, { params: { [constants.BROTLI_PARAM_QUALITY]: 5, [constants.BROTLI_PARAM_SIZE_HINT]: body.length } });
 
-const server = serve({ fetch: createApp(cfg, { renderPng: renderSharePng, compress }).fetch, hostname, port }, () => {
+const app = createApp(cfg, { renderPng: renderSharePng, compress });
+/**
+ * A gateway parses a cached answer's stored headers again on every hit, so a cache fill is answered
+ * without Node's own Date, Connection and Keep-Alive (HTTP/1.1 connections persist without them,
+ * https://www.rfc-editor.org/rfc/rfc9112#section-9.3).
+ */
+const fetch = (request: Request, env: HttpBindings | Http2Bindings) => {
+  if (env.outgoing instanceof ServerResponse && env.incoming.headers[CACHE_FILL_HEADER] !== undefined) {
+    env.outgoing.sendDate = false;
+    env.outgoing.removeHeader('connection');
+  }
+  return app.fetch(request, env);
+};
+const server = serve({ fetch, hostname, port }, () => {
   console.log(`edge listening on http://${hostname}:${port}`);
 }) as Server;
 // nginx keeps upstream connections open for up to 60 s; Node must not close them first, or a

@@ -14,7 +14,7 @@ function location(doc: SiteDocument & { file: string }, root?: string): string {
   const lines = [
     `location = ${doc.path} {`,
     '    include snippets/cors.conf;',
-    '    if ($request_method = OPTIONS) { return 204; }',
+    '    if ($request_method = OPTIONS) { include snippets/cors-preflight.conf; }',
     ...(root ? [`    root ${root};`] : []),
     `    add_header Cache-Control ${quoted(doc.cacheControl)} always;`,
     ...Object.entries(doc.headers ?? {}).map(([name, value]) => `    add_header ${name} ${quoted(value)} always;`),
@@ -47,7 +47,7 @@ export function documentLocations(): string {
     // The skills' own files, under the index's directory.
     `location ^~ ${skillsDir} {`,
     '    include snippets/cors.conf;',
-    '    if ($request_method = OPTIONS) { return 204; }',
+    '    if ($request_method = OPTIONS) { include snippets/cors-preflight.conf; }',
     `    add_header Cache-Control ${quoted(STATIC_DOCUMENTS.find((d) => d.path === SITE_PATHS.SKILLS_INDEX)!.cacheControl)} always;`,
     `    types { ${Object.entries(SKILL_FILE_TYPES).map(([ext, type]) => `${quoted(type)} ${ext};`).join(' ')} }`,
     '    default_type application/octet-stream;',
