@@ -53,8 +53,8 @@ export function dump(databaseUrl: string, file: string): void {
   mkdirSync(path.dirname(path.resolve(file)), { recursive: true });
   const partial = `${file}.partial`;
   try {
-    // The history snapshot is derived from the rest, and rebuilt after a restore.
-    run('pg_dump', ['--data-only', '--schema=stats', '--exclude-table-data=stats.history_snapshot', '--format=custom', '--no-owner', '--no-privileges', `--file=${partial}`], databaseUrl);
+    // The snapshots are derived from the rest, and rebuilt after a restore.
+    run('pg_dump', ['--data-only', '--schema=stats', '--exclude-table-data=stats.history_snapshot', '--exclude-table-data=stats.stats_snapshot', '--format=custom', '--no-owner', '--no-privileges', `--file=${partial}`], databaseUrl);
     renameSync(partial, file);
   } finally {
     rmSync(partial, { force: true });
@@ -74,11 +74,11 @@ export async function restore(databaseUrl: string, file: string): Promise<void> 
     await client.end();
   }
   // The settings row the migrations made is replaced by the backed-up one, in the same transaction;
-  // the rows load with triggers off, so the history snapshot is rebuilt from them at the end.
+  // the rows load with triggers off, so the snapshots are rebuilt from them at the end.
   const sqlFile = path.join(tmpdir(), `restore-${process.pid}-${Date.now()}.sql`);
   try {
     run('pg_restore', ['--data-only', '--disable-triggers', '--no-owner', `--file=${sqlFile}`, file]);
-    writeFileSync(sqlFile, `delete from stats.settings;\n${readFileSync(sqlFile, 'utf8')}\nselect stats.refresh_history_snapshot();\n`);
+    writeFileSync(sqlFile, `delete from stats.settings;\n${readFileSync(sqlFile, 'utf8')}\nselect stats.refresh_figures();\n`);
     run('psql', ['--no-psqlrc', '--quiet', '--single-transaction', '--set=ON_ERROR_STOP=1', `--file=${sqlFile}`], databaseUrl);
   } finally {
     rmSync(sqlFile, { force: true });

@@ -6,10 +6,11 @@
 -- rounded to cents once, at the end.
 --
 -- Building ten years of nights takes tens of milliseconds (JSON for 3,650 rows and a capital probe
--- per night), so the nights are built when the data change, not when they are read: a deferred
--- trigger on every table they come from rebuilds stats.history_snapshot once per committing
--- transaction, and history_at reads it. A clock pinned before the snapshot (tests) or a missing
--- snapshot (after a TRUNCATE) computes the nights live, so the answer is the same either way.
+-- per night), so the nights are built when the data change, not when they are read: into
+-- stats.history_snapshot, rebuilt as each transaction that changed them commits
+-- (35_figure_snapshots.sql), which history_at reads. A clock pinned before the snapshot (tests), a
+-- missing snapshot (after a TRUNCATE) or a transaction that has written and not yet committed
+-- computes the nights live, so the answer is the same either way.
 
 -- The nights as of p_now, computed from the tables: one index range over payout, a merge with
 -- trading_cost, and a limit-1 probe into capital per night.
@@ -73,41 +74,6 @@ begin
 end $$;
 alter function stats.refresh_history_snapshot() owner to stats_owner;
 
--- Deferred to commit, once per row: the first call of a transaction rebuilds, the rest see it done.
-create function stats.history_changed() returns trigger
-language plpgsql security definer set search_path = '' as $$
-begin
-  if pg_catalog.current_setting('stats.history_rebuilt_in', true) is distinct from pg_catalog.txid_current()::text then
-    perform stats.refresh_history_snapshot();
-    perform pg_catalog.set_config('stats.history_rebuilt_in', pg_catalog.txid_current()::text, true);
-  end if;
-  return null;
-end $$;
-alter function stats.history_changed() owner to stats_owner;
-
--- A TRUNCATE fires no row trigger: the snapshot goes, and readers compute live until the next write.
-create function stats.history_truncated() returns trigger
-language plpgsql security definer set search_path = '' as $$
-begin
-  delete from stats.history_snapshot;
-  return null;
-end $$;
-alter function stats.history_truncated() owner to stats_owner;
-
-create constraint trigger payout_history after insert or update or delete on stats.payout
-  deferrable initially deferred for each row execute function stats.history_changed();
-create constraint trigger trading_cost_history after insert or update or delete on stats.trading_cost
-  deferrable initially deferred for each row execute function stats.history_changed();
-create constraint trigger capital_history after insert or update or delete on stats.capital
-  deferrable initially deferred for each row execute function stats.history_changed();
-create constraint trigger log_entry_history after insert or delete on stats.log_entry
-  deferrable initially deferred for each row execute function stats.history_changed();
-create constraint trigger settings_history after update of since_date on stats.settings
-  deferrable initially deferred for each row execute function stats.history_changed();
-create trigger payout_history_truncated after truncate on stats.payout for each statement execute function stats.history_truncated();
-create trigger trading_cost_history_truncated after truncate on stats.trading_cost for each statement execute function stats.history_truncated();
-create trigger capital_history_truncated after truncate on stats.capital for each statement execute function stats.history_truncated();
-
 create function stats.history_at(p_now timestamptz) returns json
 language plpgsql stable set search_path = '' set plan_cache_mode = force_generic_plan as $$
 declare
@@ -116,7 +82,7 @@ declare
   v_nights json;
 begin
   select * into snapshot from stats.history_snapshot;
-  if snapshot.computed_at is not null and p_now >= snapshot.computed_at then
+  if snapshot.computed_at is not null and p_now >= snapshot.computed_at and not stats.figures_pending_here() then
     v_since := snapshot.since_date;
     v_nights := snapshot.nights;
   else

@@ -161,31 +161,40 @@ describe('the nights built when the data change', () => {
     expect(strip((await historyNow()).nights)).toEqual(corrected);
   });
 
-  it('give the stats record its totals, read from the snapshot only for a clock it holds every night of', async () => {
+  it('give the stats record, read from one row made at commit, exactly the answer the tables give for any clock', async () => {
     await withClient(stack.db.adminUrl, async (c) => {
       await c.query('begin');
       try {
-        await c.query('select stats.refresh_history_snapshot()');
         const instant = async (offset: string) => (await c.query(`select (clock_timestamp() + interval '${offset}')::text as t`)).rows[0].t as string;
-        const totals = async (at: string) => (await c.query(`select s->>'total_usd' as total, s->>'best_day_usd' as best, s->>'worst_day_usd' as worst
-          from (select stats.stats_at($1::timestamptz) as s) x`, [at])).rows[0];
-        const summed = async (at: string) => (await c.query(`select round(sum(usd), 2)::text as total, round(max(usd), 2)::text as best, round(min(usd), 2)::text as worst
-          from stats.payout where date >= stats.since_date(($1::timestamptz at time zone 'UTC')::date) and date <= ($1::timestamptz at time zone 'UTC')::date`, [at])).rows[0];
-        const now = await instant('0 s');
-        expect(await totals(now)).toEqual(await summed(now));
+        const read = async (at: string) => (await c.query('select stats.stats_at($1::timestamptz)::text as s', [at])).rows[0].s as string;
+        // Without the snapshot (as after a TRUNCATE) every figure is worked out from the tables.
+        const live = async (at: string) => {
+          await c.query('savepoint live; delete from stats.stats_snapshot');
+          try { return await read(at); } finally { await c.query('rollback to savepoint live'); }
+        };
+        // Now, and a day later (today's accrual is 0 then, and the breadth has expired): the same bytes.
+        for (const offset of ['0 s', '25 hours']) {
+          const at = await instant(offset);
+          expect(await read(at), offset).toBe(await live(at));
+        }
+        expect(JSON.parse(await read(await instant('25 hours')))).toMatchObject({ accrued_today_usd: 0, markets_quoted_24h: 0 });
         // The snapshot is what is read: a changed total there shows in the record.
-        await c.query('update stats.history_snapshot set total_usd = total_usd + 1000');
-        const read = await totals(await instant('0 s'));
-        expect(Number(read.total)).toBeCloseTo(Number((await summed(now)).total) + 1000, 2);
-        // A clock before the snapshot was made sums the nights itself.
-        const before = await instant('-1 hour');
-        expect(await totals(before)).toEqual(await summed(before));
-        // A night dated ahead (the writer cannot write one; here with the triggers off) sums them
-        // itself once that night has come, since the snapshot does not hold it.
-        await c.query('set local session_replication_role = replica');
-        await c.query(`insert into stats.payout (date, usd) values (current_date + 2, 1234.5)`);
-        const later = await instant('3 days');
-        expect(await totals(later)).toEqual({ ...(await summed(later)), best: '1234.50' });
+        const total = async (at: string) => Number(JSON.parse(await read(at)).total_usd);
+        const before = await total(await instant('0 s'));
+        await c.query('update stats.stats_snapshot set total_usd = total_usd + 1000');
+        expect(await total(await instant('0 s'))).toBeCloseTo(before + 1000, 2);
+        // A clock before the snapshot was made works the figures out itself.
+        const earlier = await instant('-1 hour');
+        expect(await read(earlier)).toBe(await live(earlier));
+        // A breadth observed ahead of the clock counts from its time on, not before: the snapshot made
+        // at commit (here: at once) answers until then, the tables after.
+        await c.query(`insert into stats.breadth (observed_at, markets_quoted_24h) values (clock_timestamp() + interval '1 hour', 777)`);
+        await c.query('set constraints all immediate');
+        const soon = await instant('0 s');
+        expect(JSON.parse(await read(soon)).markets_quoted_24h).not.toBe(777);
+        const later = await instant('2 hours');
+        expect(JSON.parse(await read(later)).markets_quoted_24h).toBe(777);
+        for (const at of [soon, later]) expect(await read(at)).toBe(await live(at));
       } finally {
         await c.query('rollback');
       }
