@@ -89,6 +89,7 @@ export class WriterSession {
 
   /** Like a pool of one connection: a transaction never shares the session with another statement. */
   async #checkout() {
+    if (this.lost.aborted) throw new LockLost();
     const previous = this.#turn;
     let done!: () => void;
     this.#turn = new Promise<void>((resolve) => { done = resolve; });

@@ -38,6 +38,10 @@ export function startWriter(cfg: WriterConfig, log: Logger): RunningWriter {
     while (!controller.signal.aborted) {
       const session = await acquireWriterLock(cfg.databaseUrl, cfg.name, log, { signal: controller.signal, logEveryMs: cfg.standbyLogMs, firstAskAfterMs });
       if (!session) break;
+      if (controller.signal.aborted) {
+        await session.release();
+        break;
+      }
       let outcome: Awaited<ReturnType<typeof runLoop>> = 'lock lost';
       try {
         if (source.name === 'demo') await seedDemoHistory(session.db, log, cfg.name);

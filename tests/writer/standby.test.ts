@@ -217,6 +217,12 @@ describe('the Polymarket source across a takeover', () => {
       await until('the first writer inside its breadth read', () => fake.requests.some((r) => r.path === '/data/orders'));
       const second = writer('pm-second', env);
       await until('the second writer to wait', () => logged(second, 'another writer holds the writer lock: waiting as standby'));
+      // A backfill beside the running writer fails clearly and asks Polymarket nothing.
+      const asked = fake.requests.length;
+      const backfill = await runCli(['backfill', '--since', addDays(T, -3)], { ...env, WRITER_NAME: 'pm-backfill' });
+      expect(backfill.code).toBe(1);
+      expect(backfill.stdout).toContain('another writer (pm-first) holds the writer lock: backfill writes nothing while it runs; stop it (and its standby) first');
+      expect(fake.requests.slice(asked).filter((r) => r.path === '/rewards/user/total')).toEqual([]);
       expect(await query(stack.db.adminUrl, 'select count(*)::int as n from stats.payout')).toEqual([{ n: 0 }]);
 
       const killedAt = await dbNow();
@@ -225,6 +231,7 @@ describe('the Polymarket source across a takeover', () => {
       const deadAt = await dbNow();
       const took = await until('the second writer\'s first heartbeat', () => firstHeartbeatOf('pm-second', killedAt));
       expect(took.getTime() - killedAt.getTime()).toBeLessThan(30_000);
+      console.log(`takeover (polymarket source): ${took.getTime() - killedAt.getTime()} ms after kill -9`);
       await until('two cycles of the second writer', () => second.lines().filter((l) => l.msg === 'cycle done').length >= 2);
       second.child.kill('SIGTERM');
       expect((await second.result).code).toBe(0);
