@@ -102,7 +102,9 @@ export class WriterSession {
     const client = {
       query: (text: string, values: readonly unknown[]) => this.#query(text, values),
       release: () => {
-        if (!released) (released = true, done());
+        if (released) return;
+        released = true;
+        done();
       },
     };
     return client as unknown as Awaited<ReturnType<PostgresPool['connect']>>;
