@@ -94,6 +94,7 @@ export const HealthDataSchema = z.object({
 export const WriterLivenessSchema = z.object({
   last_heartbeat_at: timestamp.nullable().describe('Time of the latest heartbeat; null before any.'),
   alive: z.boolean().describe('Whether the writer is alive (heartbeat under 5 minutes old by default).'),
+  name: z.string().nullable().describe("Name of the writer that wrote the latest heartbeat: the one writing now while alive is true. An operator-chosen name or one the writer drew at random when it started, never a host or an address; another name means another writer (a standby, or a restart) took over. null before any heartbeat, or when the latest was imported."),
 }).describe('Liveness of the process that writes the data.').register(contract, { id: 'WriterLiveness' });
 
 export const HealthRecordSchema = z.looseObject({

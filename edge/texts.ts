@@ -191,7 +191,7 @@ function healthData(h: HealthRecord): string[] {
   return [
     `Latest payout ${orNone(h.data.last_payout_date)} (${h.data.payout_age_days ?? 'n/a'} days old, ${h.data.fresh ? 'fresh' : 'stale'}).`,
     `Latest accrual ${orNone(h.data.last_accrual_at)} (${h.data.accrual_age_minutes ?? 'n/a'} minutes old, ${h.data.accrual_fresh ? 'fresh' : 'stale'}).`,
-    `Writer ${h.writer.alive ? 'alive' : 'not alive'}; last heartbeat ${orNone(h.writer.last_heartbeat_at)}.`,
+    `Writer${h.writer.name ? ` ${h.writer.name}` : ''} ${h.writer.alive ? 'alive' : 'not alive'}; last heartbeat ${orNone(h.writer.last_heartbeat_at)}.`,
   ];
 }
 

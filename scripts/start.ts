@@ -81,7 +81,8 @@ Public Stats Service is running (Ctrl-C stops it).
              ${cfg.apiUrl}/rest/v1/rpc/landing_history   ${cfg.apiUrl}/rest/v1/rpc/landing_health
   anon key   ${cfg.ANON_KEY}
   database   ${cfg.databaseUrl ? 'DATABASE_URL' : `embedded Postgres, data in ${path.join(cfg.dataDir, 'postgres')}`}
-  writer     source ${writerCfg.source}${writerCfg.source === 'demo' ? ' (demo figures; set the Polymarket variables of .env.example for real ones)' : ''}
+  writer     source ${writerCfg.source}${writerCfg.source === 'demo' ? ' (demo figures; set the Polymarket variables of .env.example for real ones)' : ''}${writerCfg.source === 'none' ? '' : `
+             named ${writerCfg.name}; it waits as a standby while another writer holds the writer lock`}
 
   curl ${cfg.siteUrl}/api/stats
   curl -H "apikey: ${cfg.ANON_KEY}" ${cfg.apiUrl}/rest/v1/rpc/landing_stats

@@ -9,6 +9,7 @@ declare
   v_accrual timestamptz;
   v_accrual_age integer;
   v_heartbeat timestamptz;
+  v_writer text;
   v_fresh boolean;
   v_accrual_fresh boolean;
   v_alive boolean;
@@ -16,7 +17,7 @@ begin
   select * into cfg from stats.settings;
   select max(p.date) into v_payout from stats.payout p where p.date <= today;
   select max(a.observed_at) into v_accrual from stats.accrual a where a.observed_at <= p_now;
-  select max(h.at) into v_heartbeat from stats.heartbeat h where h.at <= p_now;
+  select h.at, h.writer into v_heartbeat, v_writer from stats.heartbeat h where h.at <= p_now order by h.at desc limit 1;
 
   v_payout_age := today - v_payout;
   v_accrual_age := floor(extract(epoch from p_now - v_accrual) / 60)::integer;
@@ -36,7 +37,8 @@ begin
       'accrual_fresh', v_accrual_fresh),
     'writer', json_build_object(
       'last_heartbeat_at', stats.iso(v_heartbeat),
-      'alive', v_alive));
+      'alive', v_alive,
+      'name', v_writer));
 end $$;
 alter function stats.health_at(timestamptz) owner to stats_owner;
 grant execute on function stats.health_at(timestamptz) to stats_writer;

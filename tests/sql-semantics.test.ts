@@ -312,29 +312,44 @@ describe('constraints reject impossible data', () => {
     ['a negative market count', `insert into stats.accrual values (now(), 1, -1)`],
     ['negative cash', `insert into stats.capital values (now(), -5, 1, 1)`],
     ['a negative breadth', `insert into stats.breadth values (now(), -2)`],
+    ['a writer name that is not a plain token', `insert into stats.heartbeat (at, writer) values (now(), '<b>host</b>')`],
+    ['a writer name over 32 characters', `insert into stats.heartbeat (at, writer) values (now(), repeat('w', 33))`],
   ])('%s', async (_name, sql) => {
     await expect(rejects(sql)).rejects.toThrow(/violates check constraint|lies after today|value for domain/);
   });
 });
 
 describe('landing_health', () => {
-  async function seeded(c: pg.Client, { payout, accrual, heartbeat }: { payout: string; accrual: string; heartbeat: string }) {
+  async function seeded(c: pg.Client, { payout, accrual, heartbeat, writer = null }: { payout: string; accrual: string; heartbeat: string; writer?: string | null }) {
     await payouts(c, [[payout, 1]]);
     await c.query('insert into stats.accrual values ($1, 1, 1)', [accrual]);
-    await c.query('insert into stats.heartbeat values ($1)', [heartbeat]);
+    await c.query('insert into stats.heartbeat (at, writer) values ($1, $2)', [heartbeat, writer]);
   }
 
   it('is ok at the edges of every threshold', async () => {
     const h = await inRollback(async (c) => {
-      await seeded(c, { payout: '2026-03-09', accrual: '2026-03-10T11:44:01Z', heartbeat: '2026-03-10T11:55:00.001Z' });
+      await seeded(c, { payout: '2026-03-09', accrual: '2026-03-10T11:44:01Z', heartbeat: '2026-03-10T11:55:00.001Z', writer: 'writer-5e1f09aa' });
       return healthAt(c);
     });
     expect(h).toEqual({
       status: 'ok',
       checked_at: '2026-03-10T12:00:00Z',
       data: { last_payout_date: '2026-03-09', payout_age_days: 1, fresh: true, last_accrual_at: '2026-03-10T11:44:01Z', accrual_age_minutes: 15, accrual_fresh: true },
-      writer: { last_heartbeat_at: '2026-03-10T11:55:00Z', alive: true },
+      writer: { last_heartbeat_at: '2026-03-10T11:55:00Z', alive: true, name: 'writer-5e1f09aa' },
     });
+  });
+
+  it('names the writer of the latest heartbeat as of its clock; an imported heartbeat names none', async () => {
+    const names = await inRollback(async (c) => {
+      await c.query(`insert into stats.heartbeat (at, writer) values ('2026-03-10T11:50:00Z', 'primary'), ('2026-03-10T11:58:00Z', 'standby'),
+        ('2026-03-10T12:30:00Z', null)`);
+      return Promise.all(['2026-03-10T11:54:00Z', NOW, '2026-03-10T12:31:00Z'].map(async (at) => (await healthAt(c, at)).writer));
+    });
+    expect(names).toEqual([
+      { last_heartbeat_at: '2026-03-10T11:50:00Z', alive: true, name: 'primary' },
+      { last_heartbeat_at: '2026-03-10T11:58:00Z', alive: true, name: 'standby' },
+      { last_heartbeat_at: '2026-03-10T12:30:00Z', alive: true, name: null },
+    ]);
   });
 
   it('is degraded just past each threshold, one at a time', async () => {
@@ -349,7 +364,7 @@ describe('landing_health', () => {
 
     const deadWriter = await inRollback(async (c) => { await seeded(c, { ...base, heartbeat: '2026-03-10T11:55:00Z' }); return healthAt(c); });
     expect(deadWriter.status).toBe('degraded');
-    expect(deadWriter.writer).toEqual({ last_heartbeat_at: '2026-03-10T11:55:00Z', alive: false });
+    expect(deadWriter.writer).toEqual({ last_heartbeat_at: '2026-03-10T11:55:00Z', alive: false, name: null });
   });
 
   it('is degraded with nulls on an empty database', async () => {
@@ -358,7 +373,7 @@ describe('landing_health', () => {
       status: 'degraded',
       checked_at: '2026-03-10T12:00:00Z',
       data: { last_payout_date: null, payout_age_days: null, fresh: false, last_accrual_at: null, accrual_age_minutes: null, accrual_fresh: false },
-      writer: { last_heartbeat_at: null, alive: false },
+      writer: { last_heartbeat_at: null, alive: false, name: null },
     });
   });
 });

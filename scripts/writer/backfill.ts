@@ -2,6 +2,7 @@
 // its own transaction and nights already recorded are skipped, so an interrupted backfill resumes
 // where it stopped; the last two nights are always asked again because Polymarket may revise them.
 import type { WriterDb } from './db.ts';
+import { LockLost } from './lock.ts';
 import type { Logger } from './log.ts';
 import type { Source } from './source.ts';
 import * as store from './store.ts';
@@ -32,6 +33,7 @@ export async function backfill(db: WriterDb, source: Source, since: string, log:
           result.written++;
         }
       } catch (error) {
+        if (error instanceof LockLost) throw error;
         // One night failing (after its retries) does not stop the others; a re-run picks it up.
         result.failed.push(date);
         log.warn('backfill night failed', { date, error: (error as Error).message });

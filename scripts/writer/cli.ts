@@ -7,6 +7,7 @@ import { heartbeat, runCycle } from './cycle.ts';
 import { openWriterDb } from './db.ts';
 import { isCalendarDate, MAX_USD } from './events.ts';
 import { importEvents, openInput } from './import.ts';
+import { LockLost, tryWriterLock, WriterSession } from './lock.ts';
 import { createLogger, type Logger } from './log.ts';
 import { PolymarketSource } from './polymarket/source.ts';
 import { formatStatus, readStatus } from './status.ts';
@@ -17,7 +18,8 @@ const HELP: Record<string, string> = {
   '': `Usage: npm run writer -- <command> [options]
 
 Commands:
-  run                         the long-running loop (heartbeat every minute, figures every WRITER_INTERVAL_MINUTES)
+  run                         the long-running loop (heartbeat every minute, figures every WRITER_INTERVAL_MINUTES);
+                              a standby while another writer holds the writer lock
   once                        one cycle; exit code 0 when every figure was written, 1 otherwise
   import <file|->             NDJSON events from a file or stdin, in one transaction
   backfill --since YYYY-MM-DD settled nights from a date, one request per night (polymarket source)
@@ -25,17 +27,23 @@ Commands:
   check                       read-only dry run against the Polymarket account: what would be published
 
 The source is WRITER_SOURCE (demo | polymarket | none); without it, polymarket when CLOB_API_KEY is set,
-else demo. Run \`npm run writer -- <command> --help\` for details.`,
+else demo. One writer writes at a time: run, once and backfill take the writer lock (a Postgres advisory
+lock) first. Run \`npm run writer -- <command> --help\` for details.`,
   run: `Usage: npm run writer -- run
 
-Runs until Ctrl-C / SIGTERM: a heartbeat every minute; accrual, breadth and capital every
+Runs until Ctrl-C / SIGTERM. It first takes the writer lock; while another writer holds it, this one
+waits as a standby (saying so at once, then every WRITER_STANDBY_LOG_SECONDS) and takes over within
+seconds of the other's end. Holding it: a heartbeat every WRITER_HEARTBEAT_SECONDS (default 60), named
+WRITER_NAME (or a random name drawn at start); accrual, breadth and capital every
 WRITER_INTERVAL_MINUTES (default 5); the last two settled nights and the last settled day's trading
 cost on every cycle. A failing source call is logged and retried next cycle; it never stops the loop.
+A writer whose lock's connection ends writes nothing more and waits as a standby again.
 With the demo source it first loads the demo history into an empty database, and it stops (saying so)
 once the database holds real data.`,
   once: `Usage: npm run writer -- once
 
-One heartbeat and one cycle, then exit: 0 when every figure was written, 1 when any failed.`,
+One heartbeat and one cycle, then exit: 0 when every figure was written, 1 when any failed. While
+another writer holds the writer lock it writes nothing and exits 1, naming that writer.`,
   import: `Usage: npm run writer -- import <file|->
 
 Reads one JSON event per line (blank lines are skipped):
@@ -49,13 +57,17 @@ Reads one JSON event per line (blank lines are skipped):
 Dates and timestamps lie between 1 January of IMPORT_EARLIEST_YEAR (default 2020) and now; amounts
 within ±${MAX_USD.toExponential()} USD; numbers with no more digits than a double keeps exactly (about 15 significant).
 The whole input is one transaction: one bad line writes nothing and the error names the line and why.
+It does not take the writer lock, so it works beside a running writer: like each of the writer's own
+transactions, it locks the settings row first, so the two take turns.
 Re-importing the same data changes nothing; a changed payout is a correction (the old value is audited).
 The first import removes the demo data.`,
   backfill: `Usage: npm run writer -- backfill --since YYYY-MM-DD
 
 Fetches every settled night from that payout date to today from Polymarket, one request per night.
 Nights already recorded are skipped (so it resumes after an interruption), except the last two,
-which are asked again because Polymarket may revise them. Needs the polymarket source.`,
+which are asked again because Polymarket may revise them. Needs the polymarket source. While another
+writer holds the writer lock it writes nothing and exits 1, naming that writer: stop the running writer
+(and its standby) first.`,
   check: `Usage: npm run writer -- check
 
 Reads the configured Polymarket account and prints what the writer would publish, writing nothing:
@@ -66,8 +78,8 @@ earnings and REWARD credits differ, activity of unknown types. Figures only: no 
 Exit code 0 when nothing is flagged, 1 otherwise. Run it before the first real write.`,
   status: `Usage: npm run writer -- status
 
-Prints the data source, row counts (and demo rows), the latest date or observation of each kind,
-when it was last written, and the number of payout corrections.`,
+Prints the data source, the writer holding the writer lock (null when none), row counts (and demo rows),
+the latest date or observation of each kind, when it was last written, and the number of payout corrections.`,
 };
 
 function usageError(message: string, command = ''): never {
@@ -128,25 +140,37 @@ async function run(cfg: WriterConfig, log: Logger): Promise<number> {
   return 0;
 }
 
+/**
+ * The writer lock for a one-shot command, or undefined (having said why) when another writer holds it:
+ * a second writer beside a running one would poll the source twice.
+ */
+async function holdLockOnce(cfg: WriterConfig, log: Logger, command: string, advice: string): Promise<WriterSession | undefined> {
+  const result = await tryWriterLock(cfg.databaseUrl, cfg.name);
+  if (result instanceof WriterSession) return result;
+  log.error(`another writer (${result.heldBy ?? 'unnamed'}) holds the writer lock: ${command} writes nothing while it runs; ${advice}`);
+  return undefined;
+}
+
 async function once(cfg: WriterConfig, log: Logger): Promise<number> {
   const source = makeSource(cfg, log);
   if (!source) {
     log.info('WRITER_SOURCE=none: nothing to fetch; data comes only from imports.');
     return 0;
   }
-  const db = openWriterDb(cfg.databaseUrl);
+  const session = await holdLockOnce(cfg, log, 'once', 'it does this work already.');
+  if (!session) return 1;
   try {
-    const ctx = { db, source, log };
+    const ctx = { db: session.db, source, log, writer: cfg.name };
     const results = [await heartbeat(ctx), ...(await runCycle(ctx))];
     return results.every((r) => r.ok) ? 0 : 1;
   } catch (error) {
-    if (error instanceof RealDataPresent) {
+    if (error instanceof RealDataPresent || error instanceof LockLost) {
       log.warn(error.message);
       return 1;
     }
     throw error;
   } finally {
-    await db.destroy();
+    await session.release();
   }
 }
 
@@ -176,13 +200,18 @@ async function backfillCommand(cfg: WriterConfig, log: Logger, since: string): P
     log.error('backfill reads Polymarket: set its credentials (and WRITER_SOURCE=polymarket), see .env.example.');
     return 1;
   }
-  const db = openWriterDb(cfg.databaseUrl);
+  const session = await holdLockOnce(cfg, log, 'backfill', 'stop it (and its standby) first, then backfill, then start them again.');
+  if (!session) return 1;
   try {
-    const result = await backfill(db, source, since, log);
+    const result = await backfill(session.db, source, since, log);
     log.info('backfill done', { ...result, failed: result.failed.length });
     return result.failed.length === 0 ? 0 : 1;
+  } catch (error) {
+    if (!(error instanceof LockLost)) throw error;
+    log.error(`backfill stopped: ${error.message}; run it again to resume.`);
+    return 1;
   } finally {
-    await db.destroy();
+    await session.release();
   }
 }
 

@@ -1,5 +1,8 @@
 // The writer's configuration. It reads the same environment (process env over .env) as `npm start`,
 // so both reach the same database; only the Polymarket variables are the writer's own.
+import { randomBytes } from 'node:crypto';
+import { isIP } from 'node:net';
+import { hostname } from 'node:os';
 import { configFromEnv, databaseUrl, type Env } from '../lib/config.ts';
 import type { Level } from './log.ts';
 
@@ -35,9 +38,17 @@ export interface WriterConfig {
   source: SourceName;
   /** Connection string of the writer's own role. */
   databaseUrl: string;
+  /**
+   * The name this writer's heartbeats carry, published in landing_health: WRITER_NAME, else a random
+   * one per process, so operators can tell writers apart without any host being revealed.
+   */
+  name: string;
   /** Accrual, breadth and capital every this many ms (WRITER_INTERVAL_MINUTES, default 5). */
   intervalMs: number;
+  /** A heartbeat every this many ms (WRITER_HEARTBEAT_SECONDS, default 60). */
   heartbeatMs: number;
+  /** A standby says it is still waiting for the writer lock every this many ms (WRITER_STANDBY_LOG_SECONDS, default 60). */
+  standbyLogMs: number;
   /** The least severe level the writer logs (WRITER_LOG_LEVEL). */
   logLevel: Level;
   /** The import refuses dates and timestamps before 1 January of this year. */
@@ -134,6 +145,23 @@ export function polymarketFromEnv(env: Env): PolymarketConfig {
   };
 }
 
+/** What a writer's name may hold: it is published, so a plain short token. */
+export const WRITER_NAME_PATTERN = /^[A-Za-z0-9._-]{1,32}$/;
+
+/**
+ * WRITER_NAME, checked, or `writer-` and 8 random hex digits. The name is public (landing_health), so
+ * it must not say where the writer runs: an IP address or this machine's host name is refused.
+ */
+export function writerName(env: Env): string {
+  const raw = env.WRITER_NAME;
+  if (raw === undefined || raw === '') return `writer-${randomBytes(4).toString('hex')}`;
+  if (!WRITER_NAME_PATTERN.test(raw)) throw new Error(`WRITER_NAME must be 1 to 32 letters, digits, dots, dashes or underscores, got "${raw}".`);
+  if (isIP(raw) || raw.toLowerCase() === hostname().toLowerCase()) {
+    throw new Error('WRITER_NAME is published in landing_health: choose a name that is not a host name or an address.');
+  }
+  return raw;
+}
+
 /** WRITER_SOURCE, defaulting to polymarket when its credentials are set and demo otherwise. */
 export function sourceFromEnv(env: Env): SourceName {
   const raw = env.WRITER_SOURCE || (env.CLOB_API_KEY ? 'polymarket' : 'demo');
@@ -152,8 +180,10 @@ export function writerConfigFromEnv(env: Env): WriterConfig {
   return {
     source,
     databaseUrl: writerDatabaseUrl(env),
+    name: writerName(env),
     intervalMs: positiveNumber(env, 'WRITER_INTERVAL_MINUTES', 5) * 60_000,
-    heartbeatMs: 60_000,
+    heartbeatMs: positiveNumber(env, 'WRITER_HEARTBEAT_SECONDS', 60) * 1000,
+    standbyLogMs: positiveNumber(env, 'WRITER_STANDBY_LOG_SECONDS', 60) * 1000,
     importEarliestYear: year(env, 'IMPORT_EARLIEST_YEAR', 2020),
     logLevel: logLevel(env),
     polymarket: source === 'polymarket' ? polymarketFromEnv(env) : undefined,

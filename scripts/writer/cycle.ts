@@ -2,6 +2,7 @@
 // failing source call loses only that figure; the heartbeat is written regardless, which keeps it
 // truthful: a writer whose data calls all fail is alive, and health shows its data going stale.
 import type { WriterDb } from './db.ts';
+import { LockLost } from './lock.ts';
 import type { Logger } from './log.ts';
 import type { Source } from './source.ts';
 import * as store from './store.ts';
@@ -10,6 +11,8 @@ export interface CycleContext {
   db: WriterDb;
   source: Source;
   log: Logger;
+  /** The name its heartbeats carry (WriterConfig.name). */
+  writer?: string;
 }
 
 export interface TaskResult { task: string; ok: boolean; error?: string }
@@ -27,7 +30,8 @@ async function task(ctx: CycleContext, name: string, fn: () => Promise<string | 
     ctx.log.debug(`${name} done`, note ? { note } : {});
     return { task: name, ok: true };
   } catch (error) {
-    if (error instanceof store.RealDataPresent) throw error;
+    // Not a figure's failure: the writer must stop writing altogether.
+    if (error instanceof store.RealDataPresent || error instanceof LockLost) throw error;
     ctx.log.warn(`${name} failed`, { error: (error as Error).message });
     return { task: name, ok: false, error: (error as Error).message };
   }
@@ -36,7 +40,7 @@ async function task(ctx: CycleContext, name: string, fn: () => Promise<string | 
 export async function heartbeat(ctx: CycleContext, now?: Date): Promise<TaskResult> {
   return task(ctx, 'heartbeat', async () => {
     const at = now ?? (await store.serverNow(ctx.db));
-    await write(ctx, (trx, isDemo) => store.upsertHeartbeats(trx, [{ at }], isDemo));
+    await write(ctx, (trx, isDemo) => store.upsertHeartbeats(trx, [{ at, writer: ctx.writer ?? null }], isDemo));
   });
 }
 
@@ -91,15 +95,16 @@ export async function runCycle(ctx: CycleContext, now?: Date): Promise<TaskResul
 }
 
 /**
- * Runs until `signal` aborts: a heartbeat every heartbeatMs and a full cycle every intervalMs, on
- * separate timers, so a slow cycle (retries, timeouts) never delays the heartbeat past "alive".
+ * Runs until `signal` aborts, the demo source finds real data, or the writer lock is lost: a heartbeat
+ * every heartbeatMs and a full cycle every intervalMs, on separate timers, so a slow cycle (retries,
+ * timeouts) never delays the heartbeat past "alive".
  */
-export async function runLoop(ctx: CycleContext, opts: { intervalMs: number; heartbeatMs: number; signal: AbortSignal }): Promise<void> {
-  // Stops both timers on the caller's signal, or when the demo source finds real data.
+export async function runLoop(ctx: CycleContext, opts: { intervalMs: number; heartbeatMs: number; signal: AbortSignal }): Promise<'stopped' | 'real data' | 'lock lost'> {
+  // Stops both timers on the caller's signal, when the demo source finds real data, or when the lock is lost.
   const stop = new AbortController();
   opts.signal.addEventListener('abort', () => stop.abort(), { once: true });
   if (opts.signal.aborted) stop.abort();
-  let realData: store.RealDataPresent | undefined;
+  let ended: 'real data' | 'lock lost' | undefined;
   const sleep = (ms: number) => new Promise<void>((resolve) => {
     // A stop that came during the step has fired already: its listener would never run.
     if (stop.signal.aborted) return resolve();
@@ -111,8 +116,9 @@ export async function runLoop(ctx: CycleContext, opts: { intervalMs: number; hea
       try {
         await step();
       } catch (error) {
-        if (error instanceof store.RealDataPresent) {
-          realData = error;
+        if (error instanceof store.RealDataPresent || error instanceof LockLost) {
+          ended ??= error instanceof LockLost ? 'lock lost' : 'real data';
+          if (error instanceof store.RealDataPresent) ctx.log.warn('real data is present: the demo source stops here', { reason: error.message });
           stop.abort();
           return;
         }
@@ -122,8 +128,7 @@ export async function runLoop(ctx: CycleContext, opts: { intervalMs: number; hea
       await sleep(ms);
     }
   };
-  ctx.log.info('writer running', { source: ctx.source.name, interval_minutes: opts.intervalMs / 60_000 });
+  ctx.log.info('writer running', { writer: ctx.writer, source: ctx.source.name, interval_minutes: opts.intervalMs / 60_000 });
   await Promise.all([every(opts.heartbeatMs, () => heartbeat(ctx)), every(opts.intervalMs, () => runCycle(ctx))]);
-  if (realData) ctx.log.warn('real data is present: the demo source stops here', { reason: realData.message });
-  else ctx.log.info('writer stopped');
+  return ended ?? 'stopped';
 }

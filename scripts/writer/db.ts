@@ -14,7 +14,7 @@ export interface StatsTables {
   'stats.breadth': { observed_at: Date; markets_quoted_24h: number; is_demo: boolean };
   'stats.capital': { observed_at: Date; cash_usd: Usd; inventory_usd: Usd; positions: number; is_demo: boolean };
   'stats.trading_cost': { date: string; usd: Usd; is_demo: boolean; recorded_at: Generated<Date>; updated_at: Generated<Date> };
-  'stats.heartbeat': { at: Date; is_demo: boolean };
+  'stats.heartbeat': { at: Date; is_demo: boolean; writer: string | null };
   'stats.quoted_market': { digest: Buffer; last_seen_at: Date };
   'stats.trading_cost_correction': { id: Generated<string>; date: string; old_usd: Usd; new_usd: Usd; corrected_at: Generated<Date> };
   'stats.settings': { id: boolean; since_date: string | null; window_days: number; data_source: 'polymarket' | 'import' | null };

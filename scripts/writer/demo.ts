@@ -52,9 +52,10 @@ export class DemoSource implements Source {
 
 /**
  * Loads the demo history (45 nights, daily capital, today's accruals so far, breadth, heartbeat)
- * when the database holds no data at all. Returns whether it wrote anything.
+ * when the database holds no data at all. Returns whether it wrote anything. `writer` names the
+ * heartbeat when a writer loads it.
  */
-export async function seedDemoHistory(db: WriterDb, log?: Logger): Promise<boolean> {
+export async function seedDemoHistory(db: WriterDb, log?: Logger, writer?: string): Promise<boolean> {
   const demo = new DemoSource();
   const now = await store.serverNow(db);
   const today = store.utcDate(now);
@@ -84,7 +85,7 @@ export async function seedDemoHistory(db: WriterDb, log?: Logger): Promise<boole
       await store.upsertCapital(trx, capital, true);
       await store.upsertAccruals(trx, accruals, true);
       await store.upsertBreadth(trx, [{ at: now, markets_quoted_24h: await demo.breadth(now) }], true);
-      await store.upsertHeartbeats(trx, [{ at: now }], true);
+      await store.upsertHeartbeats(trx, [{ at: now, writer }], true);
       log?.info('loaded the demo history', { nights: payouts.length, accruals: accruals.length });
       return true;
     });

@@ -1,9 +1,12 @@
 // `status`: what the database holds and when each kind of data was last written. Counts and times only.
 import { sql } from 'kysely';
 import type { WriterDb } from './db.ts';
+import { activeWriter } from './lock.ts';
 
 export interface Status {
   data_source: string | null;
+  /** The writer holding the writer lock now; null when none does. */
+  active_writer: string | null;
   tables: Record<string, { rows: number; demo_rows: number; latest: string | null; last_written: string | null }>;
   corrections: number;
 }
@@ -30,6 +33,7 @@ export async function readStatus(db: WriterDb): Promise<Status> {
   const corrections = await db.selectFrom('stats.payout_correction').select(sql<number>`count(*)::int`.as('n')).executeTakeFirstOrThrow();
   return {
     data_source: source.rows[0]?.data_source ?? null,
+    active_writer: await activeWriter(db),
     tables: {
       payout: await dated('stats.payout'),
       trading_cost: await dated('stats.trading_cost'),
@@ -43,7 +47,7 @@ export async function readStatus(db: WriterDb): Promise<Status> {
 }
 
 export function formatStatus(s: Status): string {
-  const lines = [`data source: ${s.data_source ?? 'none (no data yet)'}`];
+  const lines = [`data source: ${s.data_source ?? 'none (no data yet)'}`, `active writer: ${s.active_writer ?? 'none holds the writer lock'}`];
   for (const [name, t] of Object.entries(s.tables)) {
     lines.push(`${name.padEnd(13)} ${String(t.rows).padStart(7)} rows${t.demo_rows ? ` (${t.demo_rows} demo)` : ''}  latest ${t.latest ?? '-'}  last written ${t.last_written ?? '-'}`);
   }

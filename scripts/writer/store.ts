@@ -12,7 +12,8 @@ export interface TradingCost { date: string; usd: number }
 export interface Accrual { at: Date; usd: number; markets: number }
 export interface Breadth { at: Date; markets_quoted_24h: number }
 export interface Capital { at: Date; cash_usd: number; inventory_usd: number; positions: number }
-export interface Heartbeat { at: Date }
+/** `writer`: the name of the writer that is alive; none for an imported heartbeat. */
+export interface Heartbeat { at: Date; writer?: string | null }
 
 const DATA_TABLES = ['stats.payout', 'stats.accrual', 'stats.breadth', 'stats.capital', 'stats.trading_cost', 'stats.heartbeat'] as const;
 
@@ -134,7 +135,7 @@ export async function upsertCapital(trx: Trx, rows: Capital[], isDemo = false): 
 export async function upsertHeartbeats(trx: Trx, rows: Heartbeat[], isDemo = false): Promise<void> {
   if (rows.length === 0) return;
   await trx.insertInto('stats.heartbeat')
-    .values(rows.map((r) => ({ at: r.at, is_demo: isDemo })))
+    .values(rows.map((r) => ({ at: r.at, is_demo: isDemo, writer: r.writer ?? null })))
     .onConflict((oc) => oc.column('at').doNothing())
     .execute();
 }

@@ -1,9 +1,11 @@
-// The writer as a component: pick the configured source and run its loop until stopped.
+// The writer as a component: pick the configured source, take the writer lock (waiting as a standby
+// while another writer holds it) and run its loop through the lock's session until stopped. A writer
+// that loses the lock stops writing at once and waits as a standby again.
 // Used by `npm run writer -- run` and by `npm start`, which runs it beside the stack.
 import type { WriterConfig } from './config.ts';
 import { runLoop } from './cycle.ts';
-import { openWriterDb, type WriterDb } from './db.ts';
 import { DemoSource, seedDemoHistory } from './demo.ts';
+import { acquireWriterLock, LockLost, LOST_LOCK_BACKOFF_MS } from './lock.ts';
 import type { Logger } from './log.ts';
 import { PolymarketSource } from './polymarket/source.ts';
 import type { Source } from './source.ts';
@@ -24,20 +26,42 @@ export interface RunningWriter {
   stop(): Promise<void>;
 }
 
-export function startWriter(cfg: WriterConfig, log: Logger, db: WriterDb = openWriterDb(cfg.databaseUrl)): RunningWriter {
+export function startWriter(cfg: WriterConfig, log: Logger): RunningWriter {
   const controller = new AbortController();
   const source = makeSource(cfg, log);
   const done = (async () => {
-    try {
-      if (!source) {
-        log.info('WRITER_SOURCE=none: the writer does not run; data comes only from `npm run writer -- import`.');
-        return;
-      }
-      if (source.name === 'demo') await seedDemoHistory(db, log);
-      await runLoop({ db, source, log }, { intervalMs: cfg.intervalMs, heartbeatMs: cfg.heartbeatMs, signal: controller.signal });
-    } finally {
-      await db.destroy();
+    if (!source) {
+      log.info('WRITER_SOURCE=none: the writer does not run; data comes only from `npm run writer -- import`.');
+      return;
     }
+    let firstAskAfterMs = 0;
+    while (!controller.signal.aborted) {
+      const session = await acquireWriterLock(cfg.databaseUrl, cfg.name, log, { signal: controller.signal, logEveryMs: cfg.standbyLogMs, firstAskAfterMs });
+      if (!session) break;
+      if (controller.signal.aborted) {
+        await session.release();
+        break;
+      }
+      let outcome: Awaited<ReturnType<typeof runLoop>> = 'lock lost';
+      try {
+        if (source.name === 'demo') await seedDemoHistory(session.db, log, cfg.name);
+        outcome = await runLoop({ db: session.db, source, log, writer: cfg.name }, {
+          intervalMs: cfg.intervalMs,
+          heartbeatMs: cfg.heartbeatMs,
+          signal: AbortSignal.any([controller.signal, session.lost]),
+        });
+      } catch (error) {
+        if (!(error instanceof LockLost)) throw error;
+      } finally {
+        await session.release();
+      }
+      if (outcome === 'real data') return;
+      if (controller.signal.aborted) break;
+      log.warn('lost the writer lock: writing nothing until it holds the lock again, which it asks for after a pause that lets a standby take over',
+        { writer: cfg.name, pause_seconds: LOST_LOCK_BACKOFF_MS / 1000 });
+      firstAskAfterMs = LOST_LOCK_BACKOFF_MS;
+    }
+    log.info('writer stopped', { writer: cfg.name });
   })();
   return {
     done,

@@ -9,6 +9,7 @@ import { parse as parseYaml } from 'yaml';
 import { describe, expect, it } from 'vitest';
 import { configFromEnv, ROOT_DIR } from '../../scripts/lib/config.ts';
 import { postgrestEnv } from '../../scripts/lib/postgrest.ts';
+import { writerConfigFromEnv } from '../../scripts/writer/config.ts';
 import { findNginx, NGINX_DIR, renderTemplate } from '../../scripts/lib/nginx.ts';
 import { envExampleNames } from '../support/env-example.ts';
 import { apiDocumentLocations, documentLocations } from '../../site/render/locations.ts';
@@ -49,7 +50,7 @@ describe('docker-compose.yml', () => {
   });
 
   it('has the services the design names, the database on a named volume', () => {
-    expect(Object.keys(services).sort()).toEqual(['auth', 'backup', 'db', 'edge', 'gateway', 'migrate', 'rest', 'site', 'writer']);
+    expect(Object.keys(services).sort()).toEqual(['auth', 'backup', 'db', 'edge', 'gateway', 'migrate', 'rest', 'site', 'writer', 'writer-standby']);
     expect(services.db!.volumes).toContain('db-data:/var/lib/postgresql/data');
     expect(compose.volumes).toHaveProperty('db-data');
   });
@@ -95,13 +96,33 @@ describe('docker-compose.yml', () => {
     // The edge signs the key directory's answers, so it alone holds the signing key.
     expect(secretsOf('edge')).not.toMatch(/JWT_SECRET|POSTGRES_PASSWORD|WRITER_DB_PASSWORD|AUTHENTICATOR_PASSWORD/);
     expect(secretsOf('edge')).toMatch(/HTTP_SIG_PRIVATE_KEY/);
-    expect(secretsOf('writer')).not.toMatch(/JWT_SECRET|POSTGRES_PASSWORD|AUTHENTICATOR_PASSWORD|HTTP_SIG_PRIVATE_KEY/);
+    for (const writer of ['writer', 'writer-standby']) expect(secretsOf(writer)).not.toMatch(/JWT_SECRET|POSTGRES_PASSWORD|AUTHENTICATOR_PASSWORD|HTTP_SIG_PRIVATE_KEY/);
     expect(secretsOf('site')).not.toMatch(/JWT_SECRET|POSTGRES_PASSWORD|WRITER_DB_PASSWORD|AUTHENTICATOR_PASSWORD|HTTP_SIG_PRIVATE_KEY/);
     expect(secretsOf('gateway')).not.toMatch(/JWT_SECRET|POSTGRES_PASSWORD|WRITER_DB_PASSWORD|AUTHENTICATOR_PASSWORD|HTTP_SIG_PRIVATE_KEY/);
   });
 
   it('never runs the demo source in production', () => {
     expect(services.writer!.environment!.WRITER_SOURCE).toBe('${WRITER_SOURCE:-polymarket}');
+    expect(services['writer-standby']!.environment!.WRITER_SOURCE).toBe('${WRITER_SOURCE:-polymarket}');
+  });
+
+  it('runs a standby writer with exactly the settings of the writer', () => {
+    expect(services['writer-standby']).toEqual(services.writer);
+    expect(services.writer!.command).toEqual(['node', 'scripts/writer/cli.ts', 'run']);
+  });
+
+  it("gives the writers every setting the writer reads, and with compose's defaults they run as the local stack's writer does", () => {
+    const read = readFileSync(path.join(ROOT_DIR, 'scripts/writer/config.ts'), 'utf8');
+    const names = new Set([...read.matchAll(/\benv\.([A-Z][A-Z0-9_]+)|\(env,\s*'([A-Z][A-Z0-9_]+)'/g)].map((m) => (m[1] ?? m[2])!));
+    // The password only builds WRITER_DATABASE_URL, which compose sets itself; a name is drawn per
+    // container, since one name in the environment would be shared by the writer and its standby.
+    const notPassed = ['WRITER_DB_PASSWORD', 'WRITER_NAME'];
+    expect([...names].filter((n) => !notPassed.includes(n)).sort()).toEqual(Object.keys(services.writer!.environment!).sort());
+    // Every ${NAME:-default} as compose resolves it when .env leaves NAME unset.
+    const composed = Object.fromEntries(Object.entries(services.writer!.environment!).map(([k, v]) => [k, String(v).replace(/\$\{[A-Z_]+:-([^}]*)\}/g, '$1').replace(/\$\{[A-Z_]+:\?[^}]*\}/g, 'secret')]));
+    const account = { CLOB_API_KEY: 'key', CLOB_SECRET: 'secret', CLOB_PASSPHRASE: 'passphrase', POLY_ADDRESS: `0x${'ab'.repeat(20)}`, WRITER_NAME: 'writer-test' };
+    const local = writerConfigFromEnv({ ...account, WRITER_DATABASE_URL: composed.WRITER_DATABASE_URL });
+    expect(writerConfigFromEnv({ ...composed, ...account })).toEqual(local);
   });
 
   it('reads only variables that .env.example defines', () => {

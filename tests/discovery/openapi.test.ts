@@ -106,7 +106,7 @@ describe('the OpenAPI descriptions as documents', () => {
       'to_date', 'trading_costs_usd', 'window_days']);
     expect(props('HealthRecord')).toEqual(['checked_at', 'data', 'status', 'writer']);
     expect(props('HealthData')).toEqual(['accrual_age_minutes', 'accrual_fresh', 'fresh', 'last_accrual_at', 'last_payout_date', 'payout_age_days']);
-    expect(props('WriterLiveness')).toEqual(['alive', 'last_heartbeat_at']);
+    expect(props('WriterLiveness')).toEqual(['alive', 'last_heartbeat_at', 'name']);
     expect(s.StatsRecord.properties.updated_at.format).toBe('date-time');
     expect(s.DailyPayout.properties.date.format).toBe('date');
     expect(s.Capital.properties.positions.type).toBe('integer');

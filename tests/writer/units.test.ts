@@ -1,6 +1,7 @@
 // Pure pieces of the writer: L2 signing against the published vectors, redaction, Retry-After,
 // defensive parsing of Polymarket's numbers and dates, the payout-date convention, configuration.
 import { describe, expect, it } from 'vitest';
+import { hostname } from 'node:os';
 import { sourceFromEnv, writerConfigFromEnv } from '../../scripts/writer/config.ts';
 import { createLogger } from '../../scripts/writer/log.ts';
 import { decimal, rowDate } from '../../scripts/writer/polymarket/client.ts';
@@ -129,5 +130,21 @@ describe('writer configuration', () => {
     expect(writerConfigFromEnv(env).polymarket).toMatchObject({ funder: '0xabc', funderExplicit: false, signatureType: 1, clobHost: 'https://clob.polymarket.com' });
     expect(writerConfigFromEnv({ ...env, FUNDER_ADDRESS: '0xdef' }).polymarket).toMatchObject({ funder: '0xdef', funderExplicit: true });
     expect(() => writerConfigFromEnv({ ...env, SIGNATURE_TYPE: '7' })).toThrow('SIGNATURE_TYPE must be 0, 1, 2 or 3');
+  });
+  it('names the writer WRITER_NAME, else a fresh random name per process, and never a host or an address', () => {
+    const [one, two] = [writerConfigFromEnv(base).name, writerConfigFromEnv(base).name];
+    expect(one).toMatch(/^writer-[0-9a-f]{8}$/);
+    expect(two).toMatch(/^writer-[0-9a-f]{8}$/);
+    expect(one).not.toBe(two);
+    expect(writerConfigFromEnv({ ...base, WRITER_NAME: 'primary-1' }).name).toBe('primary-1');
+    for (const bad of ['two words', 'x'.repeat(33), '<b>', 'ä']) expect(() => writerConfigFromEnv({ ...base, WRITER_NAME: bad })).toThrow(/WRITER_NAME must be 1 to 32/);
+    for (const where of ['10.0.0.7', hostname(), hostname().toUpperCase()]) { // (an IPv6 address fails the pattern already)
+      expect(() => writerConfigFromEnv({ ...base, WRITER_NAME: where })).toThrow(/not a host name or an address/);
+    }
+  });
+  it('reads the heartbeat and standby intervals in seconds', () => {
+    expect(writerConfigFromEnv(base)).toMatchObject({ heartbeatMs: 60_000, standbyLogMs: 60_000 });
+    expect(writerConfigFromEnv({ ...base, WRITER_HEARTBEAT_SECONDS: '1.5', WRITER_STANDBY_LOG_SECONDS: '3' })).toMatchObject({ heartbeatMs: 1500, standbyLogMs: 3000 });
+    expect(() => writerConfigFromEnv({ ...base, WRITER_HEARTBEAT_SECONDS: '0' })).toThrow('WRITER_HEARTBEAT_SECONDS must be a positive number');
   });
 });
