@@ -13,7 +13,7 @@ import { badgeSvg, SVG_TYPE } from './badge.ts';
 import { ATOM_TYPE, atomFeed } from './feed.ts';
 import { shareImageSvg } from './share-image.ts';
 import { historyCsv, parseRange, withinRange } from './history.ts';
-import { handleMcp } from './mcp.ts';
+import { createMcpHandler } from './mcp.ts';
 import { UNAVAILABLE_MESSAGE } from './rpc-errors.ts';
 import { renderHtml, type PageInput } from './page/html.ts';
 import { linkHeader } from './page/links.ts';
@@ -234,7 +234,8 @@ export function createApp(cfg: EdgeConfig, options: AppOptions = {}): Hono {
   });
   app.all('/api/health', methodNotAllowed('GET, HEAD, OPTIONS'));
 
-  app.post('/mcp', limit, (c) => handleMcp(c.req.raw, cfg, figures));
+  const mcp = createMcpHandler(cfg, figures);
+  app.post('/mcp', limit, (c) => mcp(c.req.raw));
   // A GET handed to the stateless transport would open an SSE stream that never closes.
   app.all('/mcp', () => new Response(JSON.stringify({ jsonrpc: '2.0', error: { code: -32000, message: 'Method not allowed: this stateless MCP endpoint takes POST only.' }, id: null }), {
     status: 405,

@@ -20,6 +20,7 @@ import type { EdgeConfig } from './config.ts';
 import type { Figures } from './figures.ts';
 import { z } from 'zod';
 import { parseRange, withinRange } from './history.ts';
+import { createMcpMemo } from './mcp-memo.ts';
 import { HistoryRecordSchema, PublishedHealthSchema, PublishedStatsSchema } from './records.ts';
 import { INTERNAL_ERROR, INVALID_PARAMS, INVALID_REQUEST, paramsProblem, publicError, UNAVAILABLE_MESSAGE, type RpcError } from './rpc-errors.ts';
 import { healthSummary, historySummary, mcpInstructions, SERVICE_NAME, statsSummary } from './texts.ts';
@@ -151,33 +152,45 @@ async function withPublicErrors(response: Response): Promise<Response> {
   return new Response(JSON.stringify({ ...message, error: publicError(message.error, console.error) }), { status: response.status, headers });
 }
 
-export async function handleMcp(request: Request, cfg: EdgeConfig, figures: Figures): Promise<Response> {
-  let body: unknown;
-  try {
-    body = await request.clone().json();
-  } catch {
-    body = undefined; // the transport answers a body that is not JSON itself
-  }
-  // JSON-RPC batching was removed from MCP in protocol version 2025-06-18
-  // (https://modelcontextprotocol.io/specification/2025-06-18/changelog); an empty batch was never valid.
-  if (Array.isArray(body)) {
-    return Response.json({ jsonrpc: '2.0', id: null, error: { code: INVALID_REQUEST, message: 'Invalid Request: JSON-RPC batches are not supported; send one request per POST.' } });
-  }
-  // Origin is not checked: the transport's Origin rule guards local servers against DNS rebinding,
-  // and this one serves public read-only figures to any site, with no credentials or ambient authority.
-  const problem = paramsProblem(body, 'mcp');
-  if (problem) {
-    const id = (body as { id?: unknown }).id ?? null;
-    return Response.json({ jsonrpc: '2.0', id, error: { code: INVALID_PARAMS, message: `Invalid params: ${problem}` } });
-  }
-  const server = buildServer(cfg, figures);
-  const transport = new WebStandardStreamableHTTPServerTransport({ sessionIdGenerator: undefined, enableJsonResponse: true });
-  await server.connect(transport);
-  try {
-    // Parsed once: the transport takes the body read above.
-    return await withPublicErrors(await transport.handleRequest(request, body === undefined ? undefined : { parsedBody: body }));
-  } finally {
-    // JSON mode has the whole answer by now; closing frees the per-request pair at once.
-    void server.close();
-  }
+/** POST /mcp: each request is served by a server of its own, unless the same was answered already. */
+export function createMcpHandler(cfg: EdgeConfig, figures: Figures): (request: Request) => Promise<Response> {
+  const memo = createMcpMemo(figures);
+  return async (request) => {
+    // Read once: the transport takes the parsed body, and a body that is not JSON is handed back to
+    // it as it came, for the transport's own answer.
+    const text = await request.text();
+    let body: unknown;
+    try {
+      body = JSON.parse(text);
+    } catch {
+      body = undefined;
+    }
+    // JSON-RPC batching was removed from MCP in protocol version 2025-06-18
+    // (https://modelcontextprotocol.io/specification/2025-06-18/changelog); an empty batch was never valid.
+    if (Array.isArray(body)) {
+      return Response.json({ jsonrpc: '2.0', id: null, error: { code: INVALID_REQUEST, message: 'Invalid Request: JSON-RPC batches are not supported; send one request per POST.' } });
+    }
+    // Origin is not checked: the transport's Origin rule guards local servers against DNS rebinding,
+    // and this one serves public read-only figures to any site, with no credentials or ambient authority.
+    const problem = paramsProblem(body, 'mcp');
+    if (problem) {
+      const id = (body as { id?: unknown }).id ?? null;
+      return Response.json({ jsonrpc: '2.0', id, error: { code: INVALID_PARAMS, message: `Invalid params: ${problem}` } });
+    }
+    const kept = await memo.answer(request, body);
+    if (kept) return kept;
+    const recording = memo.recording(figures);
+    const server = buildServer(cfg, recording.figures);
+    const transport = new WebStandardStreamableHTTPServerTransport({ sessionIdGenerator: undefined, enableJsonResponse: true });
+    await server.connect(transport);
+    try {
+      const answer = await withPublicErrors(await (body === undefined
+        ? transport.handleRequest(new Request(request, { body: text }))
+        : transport.handleRequest(request, { parsedBody: body })));
+      return await recording.keep(request, body, answer);
+    } finally {
+      // JSON mode has the whole answer by now; closing frees the per-request pair at once.
+      void server.close();
+    }
+  };
 }
