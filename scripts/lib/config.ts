@@ -43,6 +43,8 @@ export interface Secrets {
   WRITER_DB_PASSWORD: string;
   /** Superuser password of the embedded Postgres cluster. */
   POSTGRES_PASSWORD: string;
+  /** Password of `stats_replicator`, the role a read replica streams from the primary as. */
+  REPLICATION_PASSWORD: string;
   /** Ed25519 private key (PKCS#8 DER, base64url) whose public half the site publishes. */
   HTTP_SIG_PRIVATE_KEY: string;
   /** Its public half (the raw key, base64url: a JWK's x), derived by `npm run keys`; public by design. */
@@ -197,6 +199,7 @@ export function configFromEnv(env: Env, required: readonly (keyof Secrets)[] = S
     AUTHENTICATOR_PASSWORD: env.AUTHENTICATOR_PASSWORD ?? '',
     WRITER_DB_PASSWORD: env.WRITER_DB_PASSWORD ?? '',
     POSTGRES_PASSWORD: env.POSTGRES_PASSWORD ?? '',
+    REPLICATION_PASSWORD: env.REPLICATION_PASSWORD ?? '',
     HTTP_SIG_PRIVATE_KEY: env.HTTP_SIG_PRIVATE_KEY ?? '',
     HTTP_SIG_PUBLIC_KEY: env.HTTP_SIG_PUBLIC_KEY ?? '',
     HTTP_SIG_RETIRED_PUBLIC_KEYS: env.HTTP_SIG_RETIRED_PUBLIC_KEYS ?? '',

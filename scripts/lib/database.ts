@@ -124,6 +124,41 @@ function removeStaleLock(databaseDir: string, binary: string, log: Log): void {
   rmSync(lock, { force: true });
 }
 
+/** The embedded server's `postgres` binary (resolved where the server's user can run it). */
+async function serverBinary(): Promise<string> {
+  await loadEmbeddedPostgres();
+  return ((await import(BINARIES)) as { postgres: string }).postgres;
+}
+
+/**
+ * Runs the embedded server on a cluster directory under supervision, ready once `url` connects. A
+ * primary and its replicas run with the same settings: a hot standby refuses to start with
+ * max_connections below its primary's (https://www.postgresql.org/docs/15/hot-standby.html#HOT-STANDBY-ADMIN).
+ */
+export async function superviseServer(
+  name: string, databaseDir: string, port: number, url: string, cfg: Pick<Config, 'bindHost' | 'dataDir'>, log: Log, supervise: Supervise,
+): Promise<SupervisedPart> {
+  const binary = await serverBinary();
+  const ids = process.getuid?.() === 0 ? idsOf('postgres') : {};
+  return supervise(name, async () => {
+    removeStaleLock(databaseDir, binary, log);
+    const child = startChild(name, binary, [
+      '-D', databaseDir, '-p', String(port),
+      '-c', `listen_addresses=${cfg.bindHost}`, '-c', 'unix_socket_directories=', '-c', 'max_connections=60', '-c', 'timezone=UTC',
+    ], {
+      ...ids,
+      cwd: cfg.dataDir,
+      env: { PATH: process.env.PATH ?? '', LC_MESSAGES: 'C' },
+      log,
+      keepLine: (line) => /ERROR|FATAL|PANIC/.test(line),
+      // SIGINT is Postgres's fast shutdown: it does not wait for clients to disconnect.
+      stopSignal: 'SIGINT',
+    });
+    await waitUntil(name === 'postgres' ? 'Postgres' : name, () => canConnect(url), 60_000, child);
+    return child;
+  });
+}
+
 /** Starts (or connects to) Postgres, applies the migrations and sets the login roles' passwords. */
 export async function openDatabase(cfg: Config, log: Log, supervise: Supervise): Promise<Database> {
   let server: SupervisedPart | undefined;
@@ -151,27 +186,8 @@ export async function openDatabase(cfg: Config, log: Log, supervise: Supervise):
       });
       await inDir(cfg.dataDir, () => embedded.initialise());
     }
-    const { postgres: binary } = (await import(BINARIES)) as { postgres: string };
-    const ids = process.getuid?.() === 0 ? idsOf('postgres') : {};
     adminUrl = databaseUrl(cfg, { name: 'postgres', password: cfg.POSTGRES_PASSWORD });
-    const url = adminUrl;
-    server = await supervise('postgres', async () => {
-      removeStaleLock(databaseDir, binary, log);
-      const child = startChild('postgres', binary, [
-        '-D', databaseDir, '-p', String(cfg.postgresPort),
-        '-c', `listen_addresses=${cfg.bindHost}`, '-c', 'unix_socket_directories=', '-c', 'max_connections=60', '-c', 'timezone=UTC',
-      ], {
-        ...ids,
-        cwd: cfg.dataDir,
-        env: { PATH: process.env.PATH ?? '', LC_MESSAGES: 'C' },
-        log,
-        keepLine: (line) => /ERROR|FATAL|PANIC/.test(line),
-        // SIGINT is Postgres's fast shutdown: it does not wait for clients to disconnect.
-        stopSignal: 'SIGINT',
-      });
-      await waitUntil('Postgres', () => canConnect(url), 60_000, child);
-      return child;
-    });
+    server = await superviseServer('postgres', databaseDir, cfg.postgresPort, adminUrl, cfg, log, supervise);
   }
 
   try {
