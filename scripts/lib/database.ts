@@ -125,9 +125,19 @@ function removeStaleLock(databaseDir: string, binary: string, log: Log): void {
 }
 
 /** The embedded server's `postgres` binary (resolved where the server's user can run it). */
-async function serverBinary(): Promise<string> {
+export async function serverBinary(): Promise<string> {
   await loadEmbeddedPostgres();
   return ((await import(BINARIES)) as { postgres: string }).postgres;
+}
+
+/** How a replica's server is started instead of running the binary itself: a script that ends by exec'ing it. */
+export interface ServerLauncher {
+  script: string;
+  env: Record<string, string>;
+  /** Lines of the script's own worth keeping in the log. */
+  keepLine: RegExp;
+  /** How long the first start may take (a replica copies its primary first). */
+  readyWithinMs: number;
 }
 
 /**
@@ -137,24 +147,27 @@ async function serverBinary(): Promise<string> {
  */
 export async function superviseServer(
   name: string, databaseDir: string, port: number, url: string, cfg: Pick<Config, 'bindHost' | 'dataDir'>, log: Log, supervise: Supervise,
+  launcher?: ServerLauncher,
 ): Promise<SupervisedPart> {
   const binary = await serverBinary();
   const ids = process.getuid?.() === 0 ? idsOf('postgres') : {};
+  const args = [
+    '-D', databaseDir, '-p', String(port),
+    '-c', `listen_addresses=${cfg.bindHost}`, '-c', 'unix_socket_directories=', '-c', 'max_connections=60', '-c', 'timezone=UTC',
+  ];
   return supervise(name, async () => {
     removeStaleLock(databaseDir, binary, log);
-    const child = startChild(name, binary, [
-      '-D', databaseDir, '-p', String(port),
-      '-c', `listen_addresses=${cfg.bindHost}`, '-c', 'unix_socket_directories=', '-c', 'max_connections=60', '-c', 'timezone=UTC',
-    ], {
+    const env = { PATH: process.env.PATH ?? '', LC_MESSAGES: 'C', ...launcher?.env };
+    const child = startChild(name, launcher ? '/bin/sh' : binary, launcher ? [launcher.script, ...args] : args, {
       ...ids,
       cwd: cfg.dataDir,
-      env: { PATH: process.env.PATH ?? '', LC_MESSAGES: 'C' },
+      env,
       log,
-      keepLine: (line) => /ERROR|FATAL|PANIC/.test(line),
+      keepLine: (line) => /ERROR|FATAL|PANIC/.test(line) || (launcher?.keepLine.test(line) ?? false),
       // SIGINT is Postgres's fast shutdown: it does not wait for clients to disconnect.
       stopSignal: 'SIGINT',
     });
-    await waitUntil(name === 'postgres' ? 'Postgres' : name, () => canConnect(url), 60_000, child);
+    await waitUntil(name === 'postgres' ? 'Postgres' : name, () => canConnect(url), launcher?.readyWithinMs ?? 60_000, child);
     return child;
   });
 }

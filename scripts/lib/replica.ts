@@ -1,29 +1,28 @@
 // A read replica: Postgres' own streaming replication
-// (https://www.postgresql.org/docs/15/warm-standby.html#STREAMING-REPLICATION). pg_basebackup -R
-// copies the primary's cluster and writes standby.signal and primary_conninfo
-// (https://www.postgresql.org/docs/15/app-pgbasebackup.html), and the embedded server runs the copy as a
-// hot standby: it replays the primary's WAL and answers read-only queries
-// (https://www.postgresql.org/docs/15/hot-standby.html). Physical replication needs the same major
-// version on both sides: the embedded server's, with Debian's postgresql-client-15 pg_basebackup.
-// The writer, the migrations and the backups stay on the primary; a replica serves the API role only.
-import { execFile } from 'node:child_process';
-import { chmodSync, chownSync, existsSync, mkdirSync, readdirSync, rmSync } from 'node:fs';
+// (https://www.postgresql.org/docs/15/warm-standby.html#STREAMING-REPLICATION), run as a hot standby
+// that replays the primary's WAL and answers read-only queries
+// (https://www.postgresql.org/docs/15/hot-standby.html). It is made and started by the same script
+// docker-compose's db-replica runs (scripts/deploy/replica.sh: pg_basebackup -R on the first start,
+// then the server), here with the embedded server's binary and Debian's postgresql-client-15
+// pg_basebackup: physical replication needs one major version on both sides. The writer, the
+// migrations and the backups stay on the primary; a replica serves the API role only.
+import { chownSync, existsSync, mkdirSync } from 'node:fs';
 import path from 'node:path';
-import { promisify } from 'node:util';
 import pg from 'pg';
-import { databaseUrl, type Config } from './config.ts';
-import { superviseServer, type Database, type Supervise } from './database.ts';
+import { databaseUrl, ROOT_DIR, type Config } from './config.ts';
+import { serverBinary, superviseServer, type Database, type Supervise } from './database.ts';
 import { pgTool } from './pg-tools.ts';
 import { idsOf, type Log } from './processes.ts';
-
-const run = promisify(execFile);
 
 /** The login role a replica streams as: REPLICATION and nothing else. */
 export const REPLICATION_ROLE = 'stats_replicator';
 
+/** docker-compose's db-replica entrypoint, which the local replica runs too. */
+export const REPLICA_SCRIPT = path.join(ROOT_DIR, 'scripts', 'deploy', 'replica.sh');
+
 /**
- * Creates (or updates) the replication role on the primary. It is a property of a cluster one runs
- * oneself, not of the schema, so the migrations leave it out: creating a REPLICATION role takes a
+ * Creates (or updates) the replication role on the primary. It belongs to a cluster one runs
+ * oneself, not to the schema, so the migrations leave it out: creating a REPLICATION role takes a
  * superuser, which a hosted database does not hand out (a hosted project has replicas of its own).
  */
 export async function ensureReplicationRole(adminUrl: string, password: string): Promise<void> {
@@ -43,62 +42,55 @@ export interface ReplicaOptions {
   primaryUrl: string;
   /** REPLICATION_PASSWORD: the replication role's password, kept in the replica's primary_conninfo. */
   replicationPassword: string;
-  /** The replica's cluster directory: made by pg_basebackup when it holds none, reused when it does. */
-  databaseDir: string;
+  /**
+   * A directory for the replica alone: its cluster is `postgres` inside it, copied from the primary
+   * on the first start (the copy is made beside it, so the directory must be the server user's).
+   */
+  dir: string;
   port: number;
   log: Log;
   supervise: Supervise;
 }
 
 /**
- * Copies the primary into `databaseDir` as a standby (once), then runs it under supervision. The
- * copy carries the primary's roles and passwords, so the same credentials log in to both.
+ * Copies the primary into `dir` as a standby (once) and runs it under supervision. The copy carries
+ * the primary's roles and passwords, so the same credentials log in to both.
  */
-export async function openReplica(cfg: Config, options: ReplicaOptions): Promise<Database> {
-  const { databaseDir, port, log } = options;
-  if (existsSync(path.join(databaseDir, 'PG_VERSION'))) {
-    if (!existsSync(path.join(databaseDir, 'standby.signal'))) {
-      throw new Error(`${databaseDir} holds a cluster that is not a standby (no standby.signal): it was promoted or is a primary. Move it away to make a new replica there.`);
-    }
-  } else {
-    await baseBackup(options);
+export async function openReplica(cfg: Config, { primaryUrl, replicationPassword, dir, port, log, supervise }: ReplicaOptions): Promise<Database> {
+  if (!replicationPassword) throw new Error('REPLICATION_PASSWORD is not set: run `npm run keys` to generate it into .env.');
+  const databaseDir = path.join(dir, 'postgres');
+  if (existsSync(path.join(databaseDir, 'PG_VERSION')) && !existsSync(path.join(databaseDir, 'standby.signal'))) {
+    throw new Error(`${databaseDir} holds a cluster that is not a standby (no standby.signal): it was promoted, or is a primary. Move it away to make a new replica there.`);
   }
+  mkdirSync(dir, { recursive: true });
+  if (process.getuid?.() === 0) {
+    const { uid, gid } = idsOf('postgres');
+    chownSync(dir, uid, gid);
+  }
+  const primary = new URL(primaryUrl);
   const urlOn = (user: { name: string; password: string }) => databaseUrl({ databaseUrl: undefined, bindHost: cfg.bindHost, postgresPort: port }, user);
   const adminUrl = urlOn({ name: 'postgres', password: cfg.POSTGRES_PASSWORD });
-  const replica = await superviseServer('postgres-replica', databaseDir, port, adminUrl, cfg, log, options.supervise);
+  // The embedded server's binary first, so `postgres` is never Debian's server of another minor.
+  const bins = [path.dirname(await serverBinary()), path.dirname(pgTool('pg_basebackup'))];
+  const server = await superviseServer('postgres-replica', databaseDir, port, adminUrl, { ...cfg, dataDir: dir }, log, supervise, {
+    script: REPLICA_SCRIPT,
+    env: {
+      PATH: [...bins, process.env.PATH ?? ''].join(':'),
+      PRIMARY_HOST: primary.hostname,
+      PRIMARY_PORT: primary.port || '5432',
+      PGPASSWORD: replicationPassword,
+      PGDATA: databaseDir,
+      PGCONNECT_TIMEOUT: '10',
+    },
+    keepLine: /^(db-replica|pg_basebackup):/,
+    // A large primary takes a while to copy; each start after the first is quick.
+    readyWithinMs: 30 * 60_000,
+  });
   return {
     adminUrl,
     urlFor: (role) => urlOn({ name: role, password: role === 'authenticator' ? cfg.AUTHENTICATOR_PASSWORD : cfg.WRITER_DB_PASSWORD }),
-    server: replica,
-    stop: () => replica.stop(),
-    start: () => replica.start(),
+    server,
+    stop: () => server.stop(),
+    start: () => server.start(),
   };
-}
-
-/**
- * pg_basebackup -R into an empty directory the server's user owns (mode 0700, as Postgres requires),
- * streaming the WAL written meanwhile (-X stream) after a fast checkpoint, so the copy is consistent
- * as soon as it starts. A failed copy is removed: it would not start.
- */
-async function baseBackup({ primaryUrl, replicationPassword, databaseDir, log }: ReplicaOptions): Promise<void> {
-  if (!replicationPassword) throw new Error('REPLICATION_PASSWORD is not set: run `npm run keys` to generate it into .env.');
-  const primary = new URL(primaryUrl);
-  mkdirSync(databaseDir, { recursive: true });
-  if (readdirSync(databaseDir).length) throw new Error(`${databaseDir} is not empty: pg_basebackup copies only into an empty directory.`);
-  const ids: { uid?: number; gid?: number } = process.getuid?.() === 0 ? idsOf('postgres') : {};
-  if (ids.uid !== undefined && ids.gid !== undefined) chownSync(databaseDir, ids.uid, ids.gid);
-  chmodSync(databaseDir, 0o700);
-  log(`Copying the primary ${primary.hostname}:${primary.port} into ${databaseDir} (pg_basebackup) …`);
-  const started = Date.now();
-  try {
-    await run(pgTool('pg_basebackup'), [
-      `--host=${primary.hostname}`, `--port=${primary.port || '5432'}`, `--username=${REPLICATION_ROLE}`, '--no-password',
-      `--pgdata=${databaseDir}`, '--write-recovery-conf', '--wal-method=stream', '--checkpoint=fast',
-    ], { ...ids, cwd: databaseDir, env: { PATH: process.env.PATH ?? '', PGPASSWORD: replicationPassword, PGCONNECT_TIMEOUT: '10' } });
-  } catch (error) {
-    for (const entry of readdirSync(databaseDir)) rmSync(path.join(databaseDir, entry), { recursive: true, force: true });
-    const stderr = (error as { stderr?: string }).stderr?.trim();
-    throw new Error(`pg_basebackup could not copy the primary: ${stderr || (error as Error).message}`);
-  }
-  log(`Copied the primary in ${((Date.now() - started) / 1000).toFixed(1)} s.`);
 }

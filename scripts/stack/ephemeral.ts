@@ -120,7 +120,7 @@ export async function startTestReplica(stack: Stack): Promise<TestReplica> {
     const replica = await openReplica({ ...stack.cfg, dataDir }, {
       primaryUrl: stack.db.adminUrl,
       replicationPassword: stack.cfg.REPLICATION_PASSWORD,
-      databaseDir: path.join(dataDir, 'postgres'),
+      dir: path.join(dataDir, 'replica'),
       port: await freePort(),
       log,
       supervise: (name, launch) => supervise(name, launch, { log, onGiveUp: log }),

@@ -3,10 +3,15 @@
 // Its answers catch up with the primary's, it says the same bytes as the primary's node once they
 // have, and its health tells the truth about lag: with replay paused (pg_wal_replay_pause), a write
 // on the primary makes the replica's lag grow and its status degrade; resumed, it recovers.
+import { chmodSync, mkdtempSync, readdirSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import path from 'node:path';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { API_PATHS, SITE_PATHS } from '../../edge/paths.ts';
-import { waitUntil } from '../../scripts/lib/processes.ts';
+import { freePort, waitUntil } from '../../scripts/lib/processes.ts';
+import { openReplica } from '../../scripts/lib/replica.ts';
+import { supervise } from '../../scripts/lib/supervisor.ts';
 import { CACHED_PATHS, CODINGS, expectSameAnswers } from '../support/nodes.ts';
 import { startTestNode, startTestReplica, startTestStack, type TestNode, type TestReplica, type TestStack } from '../support/stack.ts';
 import { addDays, cliEnv, query, runCli, todayUtc } from '../writer/helpers.ts';
@@ -158,4 +163,33 @@ describe('a streaming read replica', () => {
     expect((await one<Record<string, unknown>>(replica.adminUrl, 'select public.landing_stats() as v')).last_night_usd).toBe(88.88);
     expect(await one(replica.adminUrl, 'select public.landing_stats() as v')).toEqual(await one(stack.db.adminUrl, 'select public.landing_stats() as v'));
   }, 90_000);
+
+  it('is copied once: stopped and started again, it runs from its own cluster, still a standby', async () => {
+    await replica.stop();
+    await replica.start();
+    expect(replica.logs.filter((line) => line.includes('copying the primary'))).toHaveLength(1);
+    expect(await one(replica.adminUrl, 'select pg_is_in_recovery() as v')).toBe(true);
+    await importEvents(signsOfLife());
+    const writer = async (url: string) => JSON.stringify((await one<{ writer: unknown }>(url, 'select public.landing_health() as v')).writer);
+    const primary = await writer(stack.db.adminUrl);
+    await waitUntil('the restarted replica to stream the new heartbeat', async () => (await writer(replica.adminUrl)) === primary, 20_000);
+  });
+
+  it('says why when it cannot copy the primary, and leaves no half-made copy', async () => {
+    const dir = mkdtempSync(path.join(tmpdir(), 'public-stats-replica-'));
+    chmodSync(dir, 0o755);
+    const logs: string[] = [];
+    const log = (line: string) => logs.push(line);
+    try {
+      await expect(openReplica({ ...stack.cfg, dataDir: dir }, {
+        primaryUrl: stack.db.adminUrl, replicationPassword: 'not-the-password', dir: path.join(dir, 'replica'), port: await freePort(), log,
+        supervise: (name, launch) => supervise(name, launch, { log, onGiveUp: log }),
+      })).rejects.toThrow(/postgres-replica exited during start-up/);
+      expect(logs.join('\n')).toMatch(/password authentication failed for user "stats_replicator"/);
+      expect(readdirSync(path.join(dir, 'replica'))).toEqual([]);
+    } finally {
+      rmSync(dir, { recursive: true, force: true });
+    }
+  });
 });
+
