@@ -69,6 +69,12 @@ export interface Config extends Secrets {
   postgresPort: number;
   /** Admin connection of an existing Postgres server; unset = embedded Postgres under dataDir. */
   databaseUrl: string | undefined;
+  /**
+   * PostgREST's login (the authenticator role) on a database that runs elsewhere, the primary or a
+   * read replica: set, `npm start` runs only a node (PostgREST, edge, nginx), with no database,
+   * migrations or writer of its own.
+   */
+  nodeDatabaseUrl: string | undefined;
   /** Where the embedded database, the rendered nginx prefix and run-time files live. */
   dataDir: string;
   /** PostgREST connection pool size. */
@@ -183,6 +189,7 @@ export function configFromEnv(env: Env, required: readonly (keyof Secrets)[] = S
     postgrestAdminPort: port(env, 'POSTGREST_ADMIN_PORT', 54332),
     postgresPort: port(env, 'POSTGRES_PORT', 54329),
     databaseUrl: env.DATABASE_URL || undefined,
+    nodeDatabaseUrl: env.NODE_DATABASE_URL || undefined,
     dataDir: env.DATA_DIR ? path.resolve(ROOT_DIR, env.DATA_DIR) : defaultDataDir(),
     postgrestPool: count(env, 'POSTGREST_DB_POOL', 10, 1),
     nginxWorkers: count(env, 'NGINX_WORKERS', 2, 1),

@@ -37,6 +37,17 @@ export async function ensureReplicationRole(adminUrl: string, password: string):
   }
 }
 
+/** Whether the database behind `url` is a standby in recovery (a read replica) rather than a primary. */
+export async function isReplica(url: string): Promise<boolean> {
+  const client = new pg.Client({ connectionString: url, connectionTimeoutMillis: 10_000 });
+  await client.connect();
+  try {
+    return (await client.query<{ r: boolean }>('select pg_is_in_recovery() as r')).rows[0]!.r;
+  } finally {
+    await client.end();
+  }
+}
+
 export interface ReplicaOptions {
   /** Any connection string of the primary: its host and port are what the replica streams from. */
   primaryUrl: string;

@@ -3,12 +3,14 @@
 // Its answers catch up with the primary's, it says the same bytes as the primary's node once they
 // have, and its health tells the truth about lag: with replay paused (pg_wal_replay_pause), a write
 // on the primary makes the replica's lag grow and its status degrade; resumed, it recovers.
-import { chmodSync, mkdtempSync, readdirSync, rmSync } from 'node:fs';
+import { spawn } from 'node:child_process';
+import { chmodSync, mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { API_PATHS, SITE_PATHS } from '../../edge/paths.ts';
+import { ROOT_DIR } from '../../scripts/lib/config.ts';
 import { freePort, waitUntil } from '../../scripts/lib/processes.ts';
 import { openReplica } from '../../scripts/lib/replica.ts';
 import { supervise } from '../../scripts/lib/supervisor.ts';
@@ -162,6 +164,49 @@ describe('a streaming read replica', () => {
     }, 20_000);
     expect((await one<Record<string, unknown>>(replica.adminUrl, 'select public.landing_stats() as v')).last_night_usd).toBe(88.88);
     expect(await one(replica.adminUrl, 'select public.landing_stats() as v')).toEqual(await one(stack.db.adminUrl, 'select public.landing_stats() as v'));
+  }, 90_000);
+
+  it('is served by `npm start` with NODE_DATABASE_URL: only a node (PostgREST, edge, nginx), which finds the replica a replica', async () => {
+    const dir = mkdtempSync(path.join(tmpdir(), 'public-stats-node-'));
+    chmodSync(dir, 0o755);
+    try {
+      const envFile = path.join(dir, 'env');
+      const run = async (fileLines: string[]) => {
+        writeFileSync(envFile, fileLines.join('\n') + '\n');
+        const env: Record<string, string> = {
+          PATH: process.env.PATH ?? '', HOME: process.env.HOME ?? dir, ENV_FILE: envFile, DATA_DIR: dir, NGINX_WORKERS: '1',
+          NODE_DATABASE_URL: replica.urlFor('authenticator'),
+        };
+        for (const name of ['API_PORT', 'SITE_PORT', 'EDGE_PORT', 'POSTGREST_PORT', 'POSTGREST_ADMIN_PORT']) env[name] = String(await freePort());
+        const child = spawn(process.execPath, [path.join(ROOT_DIR, 'scripts', 'start.ts')], { cwd: ROOT_DIR, env, stdio: ['ignore', 'pipe', 'pipe'] });
+        let output = '';
+        child.stdout!.on('data', (c: Buffer) => { output += c.toString(); });
+        child.stderr!.on('data', (c: Buffer) => { output += c.toString(); });
+        const exited = new Promise<number | null>((resolve) => child.once('exit', resolve));
+        return { child, env, exited, output: () => output };
+      };
+
+      // Without the first machine's keys and public URLs it refuses, and makes none up.
+      const keyless = await run(['NGINX_WORKERS=1']);
+      expect(await keyless.exited).toBe(1);
+      expect(keyless.output().trim()).toBe('Start-up failed: NODE_DATABASE_URL runs one more node of a service that exists already, with its keys and public URLs, and JWT_SECRET, ANON_KEY, HTTP_SIG_PRIVATE_KEY, SITE_URL, API_URL are not set: copy the first machine\'s .env here, then start again.');
+      expect(readFileSync(envFile, 'utf8')).toBe('NGINX_WORKERS=1\n');
+
+      // With them (the first machine's .env, copied), it serves the replica's records.
+      const { cfg } = stack;
+      const node = await run([`JWT_SECRET=${cfg.JWT_SECRET}`, `ANON_KEY=${cfg.ANON_KEY}`, `HTTP_SIG_PRIVATE_KEY=${cfg.HTTP_SIG_PRIVATE_KEY}`, `SITE_URL=${cfg.siteUrl}`, `API_URL=${cfg.apiUrl}`]);
+      await waitUntil('the node to start', async () => node.output().includes('is running') || node.child.exitCode !== null, 60_000);
+      expect(node.output()).toContain('Public Stats Service node is running (Ctrl-C stops it): PostgREST, the edge and nginx over a read replica');
+      const recorded = JSON.parse(readFileSync(path.join(dir, 'processes.json'), 'utf8')) as { name: string }[];
+      expect(recorded.map((g) => g.name).sort()).toEqual(['edge', 'nginx', 'postgrest']);
+      const api = `http://127.0.0.1:${node.env.API_PORT}`;
+      expect(JSON.parse(await statsVia(api))).toEqual(await one(stack.db.adminUrl, 'select public.landing_stats() as v'));
+      expect((await healthVia(api)).data!.replica_lag_seconds).toBe(0);
+      node.child.kill('SIGTERM');
+      expect(await node.exited).toBe(0);
+    } finally {
+      rmSync(dir, { recursive: true, force: true });
+    }
   }, 90_000);
 
   it('is copied once: stopped and started again, it runs from its own cluster, still a standby', async () => {
