@@ -1,8 +1,7 @@
 // docker-compose's one-shot `migrate` service: applies supabase/migrations (forward only) to DATABASE_URL
 // and sets the login roles' passwords from the environment (with REPLICATION_PASSWORD, the read
 // replica's streaming role too), then exits.
-import { migrate, setLoginPasswords } from '../lib/database.ts';
-import { ensureReplicationRole } from '../lib/replica.ts';
+import { ensureReplicationRole, migrate, setLoginPasswords } from '../lib/database.ts';
 
 const required = (name: string) => {
   const value = process.env[name];

@@ -206,6 +206,8 @@ export async function openDatabase(cfg: Config, log: Log, supervise: Supervise):
   try {
     await migrate(adminUrl, log);
     await setLoginPasswords(adminUrl, cfg);
+    // Our own cluster can be copied by a read replica (docs/scale-out.md), as docker-compose's db can.
+    if (server && cfg.REPLICATION_PASSWORD) await ensureReplicationRole(adminUrl, cfg.REPLICATION_PASSWORD);
   } catch (error) {
     await server?.stop(); // a failed start leaves no server behind
     throw error;
@@ -289,6 +291,26 @@ export async function setLoginPasswords(adminUrl: string, cfg: Pick<Config, 'AUT
   try {
     await client.query(`alter role authenticator with login password ${client.escapeLiteral(cfg.AUTHENTICATOR_PASSWORD)}`);
     await client.query(`alter role stats_writer with login password ${client.escapeLiteral(cfg.WRITER_DB_PASSWORD)}`);
+  } finally {
+    await client.end();
+  }
+}
+
+/** The login role a replica streams as: REPLICATION and nothing else. */
+export const REPLICATION_ROLE = 'stats_replicator';
+
+/**
+ * Creates (or updates) the replication role on the primary. It belongs to a cluster one runs
+ * oneself, not to the schema, so the migrations leave it out: creating a REPLICATION role takes a
+ * superuser, which a hosted database does not hand out (a hosted project has replicas of its own).
+ */
+export async function ensureReplicationRole(adminUrl: string, password: string): Promise<void> {
+  if (!password) throw new Error('REPLICATION_PASSWORD is not set: run `npm run keys` to generate it into .env.');
+  const client = new pg.Client({ connectionString: adminUrl });
+  await client.connect();
+  try {
+    const exists = (await client.query('select from pg_roles where rolname = $1', [REPLICATION_ROLE])).rowCount;
+    await client.query(`${exists ? 'alter' : 'create'} role ${REPLICATION_ROLE} with login replication password ${client.escapeLiteral(password)}`);
   } finally {
     await client.end();
   }

@@ -14,28 +14,8 @@ import { serverBinary, superviseServer, type Database, type Supervise } from './
 import { pgTool } from './pg-tools.ts';
 import { idsOf, type Log } from './processes.ts';
 
-/** The login role a replica streams as: REPLICATION and nothing else. */
-export const REPLICATION_ROLE = 'stats_replicator';
-
 /** docker-compose's db-replica entrypoint, which the local replica runs too. */
 export const REPLICA_SCRIPT = path.join(ROOT_DIR, 'scripts', 'deploy', 'replica.sh');
-
-/**
- * Creates (or updates) the replication role on the primary. It belongs to a cluster one runs
- * oneself, not to the schema, so the migrations leave it out: creating a REPLICATION role takes a
- * superuser, which a hosted database does not hand out (a hosted project has replicas of its own).
- */
-export async function ensureReplicationRole(adminUrl: string, password: string): Promise<void> {
-  if (!password) throw new Error('REPLICATION_PASSWORD is not set: run `npm run keys` to generate it into .env.');
-  const client = new pg.Client({ connectionString: adminUrl });
-  await client.connect();
-  try {
-    const exists = (await client.query('select from pg_roles where rolname = $1', [REPLICATION_ROLE])).rowCount;
-    await client.query(`${exists ? 'alter' : 'create'} role ${REPLICATION_ROLE} with login replication password ${client.escapeLiteral(password)}`);
-  } finally {
-    await client.end();
-  }
-}
 
 /** Whether the database behind `url` is a standby in recovery (a read replica) rather than a primary. */
 export async function isReplica(url: string): Promise<boolean> {

@@ -8,7 +8,7 @@ import { configFromEnv, type Config, type Env } from '../lib/config.ts';
 import type { Database } from '../lib/database.ts';
 import { completeSecrets } from '../lib/keys.ts';
 import { freePort } from '../lib/processes.ts';
-import { ensureReplicationRole, openReplica } from '../lib/replica.ts';
+import { openReplica } from '../lib/replica.ts';
 import { supervise } from '../lib/supervisor.ts';
 import { startNode, startStack, type Node, type Stack } from './stack.ts';
 
@@ -110,13 +110,15 @@ export interface TestReplica extends Database {
   destroy(): Promise<void>;
 }
 
-/** A streaming read replica of the stack's embedded database, made by pg_basebackup -R, on a port of its own. */
+/**
+ * A streaming read replica of the stack's embedded database (whose start made the replication role),
+ * made by pg_basebackup -R, on a port of its own.
+ */
 export async function startTestReplica(stack: Stack): Promise<TestReplica> {
   const dataDir = privateDataDir();
   const logs: string[] = [];
   const log = (line: string) => logs.push(line);
   try {
-    await ensureReplicationRole(stack.db.adminUrl, stack.cfg.REPLICATION_PASSWORD);
     const replica = await openReplica({ ...stack.cfg, dataDir }, {
       primaryUrl: stack.db.adminUrl,
       replicationPassword: stack.cfg.REPLICATION_PASSWORD,
