@@ -4,11 +4,11 @@
 --   * everything received from the primary has been replayed: 0. The age of the last replayed commit
 --     is not the figure then, because on an idle primary it grows with no lag at all.
 --   * WAL received but not yet replayed (replay paused, or slower than the primary): the age of the
---     last replayed commit, stamped with the primary's clock, at p_now on the replica's. The data is
---     at most that old: an upper bound, since the commits still to replay are newer than it. So a
---     check that falls in the moment between a commit's arrival and its replay, after a quiet spell,
---     reads the whole quiet spell.
---   * behind with no commit replayed since the server started: null (unknown).
+--     last replayed transaction's commit (or abort), stamped with the primary's clock, at p_now on
+--     the replica's. The data is at most that old: an upper bound, since what is still to replay is
+--     newer. So a check that falls in the moment between a commit's arrival and its replay, after a
+--     quiet spell, reads the whole quiet spell.
+--   * behind with no transaction replayed since the server started: null (unknown).
 -- What a replica has not received cannot show here: one cut off from its primary replays what it
 -- holds and says 0; the writer's heartbeat and the data's own age, which health also reports, then
 -- grow old. A skew between the two machines' clocks is read as lag (never below 0).

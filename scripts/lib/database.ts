@@ -206,7 +206,7 @@ export async function openDatabase(cfg: Config, log: Log, supervise: Supervise):
   try {
     await migrate(adminUrl, log);
     await setLoginPasswords(adminUrl, cfg);
-    // Our own cluster can be copied by a read replica (docs/scale-out.md), as docker-compose's db can.
+    // Our own cluster can be copied by a read replica, as docker-compose's db can.
     if (server && cfg.REPLICATION_PASSWORD) await ensureReplicationRole(adminUrl, cfg.REPLICATION_PASSWORD);
   } catch (error) {
     await server?.stop(); // a failed start leaves no server behind
