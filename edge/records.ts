@@ -89,6 +89,9 @@ export const HealthDataSchema = z.object({
   last_accrual_at: timestamp.nullable().describe('Time of the latest accrual; null before any.'),
   accrual_age_minutes: count.nullable().describe('Age of that accrual in whole minutes, rounded down.'),
   accrual_fresh: z.boolean().describe('Accrual data freshness (age at most 15 minutes by default).'),
+  replica_lag_seconds: count.nullable().describe(
+    'How far the data trails the primary database when this answer comes from a read replica, in whole seconds: 0 once the replica has replayed all it has received, else the age of the last change it has replayed (an upper bound). Past 60 s by default the status is "degraded". null when the answer comes from the primary itself, or from a replica that is behind and has replayed no change since it started (then "degraded").',
+  ),
 }).describe('Data freshness.').register(contract, { id: 'HealthData' });
 
 export const WriterLivenessSchema = z.object({
@@ -99,7 +102,7 @@ export const WriterLivenessSchema = z.object({
 
 export const HealthRecordSchema = z.looseObject({
   status: z.enum(['ok', 'degraded', 'down'])
-    .describe('"ok" when payouts and accruals are fresh and the writer is alive; "degraded" otherwise; "down" when the database cannot be reached.'),
+    .describe('"ok" when payouts and accruals are fresh, the writer is alive and (on a read replica) the data trails the primary by no more than the bound; "degraded" otherwise; "down" when the database cannot be reached.'),
   checked_at: timestamp.describe('Time of the check (ISO 8601 UTC).'),
   data: HealthDataSchema.nullable().describe('Data freshness; null when down.'),
   writer: WriterLivenessSchema.nullable().describe('Writer liveness; null when down.'),

@@ -186,12 +186,23 @@ export function statsSummary(s: PublishedStats): string {
   return lines.join('\n');
 }
 
+/** When the health record came from a read replica of the database: how far its data trails the primary. */
+export function replicaLag(h: HealthRecord): string | undefined {
+  const lag = h.data?.replica_lag_seconds;
+  if (lag === null || lag === undefined) return undefined;
+  return lag === 0
+    ? 'Served by a read replica of the database that has replayed everything the primary has sent it.'
+    : `Served by a read replica of the database whose data trails the primary by at most ${lag} s.`;
+}
+
 function healthData(h: HealthRecord): string[] {
   if (!h.data || !h.writer) return [];
+  const lag = replicaLag(h);
   return [
     `Latest payout ${orNone(h.data.last_payout_date)} (${h.data.payout_age_days ?? 'n/a'} days old, ${h.data.fresh ? 'fresh' : 'stale'}).`,
     `Latest accrual ${orNone(h.data.last_accrual_at)} (${h.data.accrual_age_minutes ?? 'n/a'} minutes old, ${h.data.accrual_fresh ? 'fresh' : 'stale'}).`,
     `Writer${h.writer.name ? ` ${h.writer.name}` : ''} ${h.writer.alive ? 'alive' : 'not alive'}; last heartbeat ${orNone(h.writer.last_heartbeat_at)}.`,
+    ...(lag ? [lag] : []),
   ];
 }
 

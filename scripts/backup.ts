@@ -9,16 +9,9 @@ import path from 'node:path';
 import pg from 'pg';
 import { configFromEnv, databaseUrl, loadEnv } from './lib/config.ts';
 import { migrate } from './lib/database.ts';
+import { pgTool } from './lib/pg-tools.ts';
 
 const DATA_TABLES = ['payout', 'payout_correction', 'accrual', 'breadth', 'capital', 'trading_cost', 'trading_cost_correction', 'heartbeat', 'quoted_market', 'log_entry'];
-
-/** pg_dump and friends of the server's major (Debian's postgresql-client-15), or PG_BIN_DIR. */
-function pgTool(name: string): string {
-  for (const dir of [process.env.PG_BIN_DIR, '/usr/lib/postgresql/15/bin', ...(process.env.PATH ?? '').split(':')]) {
-    if (dir && existsSync(path.join(dir, name))) return path.join(dir, name);
-  }
-  throw new Error(`${name} is not installed: install Debian's postgresql-client-15 (apt-get install -y postgresql-client-15) or set PG_BIN_DIR.`);
-}
 
 /**
  * Runs a client tool against `databaseUrl`. The password travels in PGPASSWORD, never on the command

@@ -22,6 +22,11 @@ fi
 if [ "${1:-}" = --test ] && { ! command -v go >/dev/null 2>&1 || [ ! -d /usr/share/gocode/src/golang.org/x/mod/sumdb/tlog ]; }; then
   missing="$missing golang-go golang-golang-x-mod-dev"
 fi
+# With --test: pg_basebackup and pg_dump of the server's major (Debian's postgresql-client-15), which make
+# the read replica and the backups the tests check.
+if [ "${1:-}" = --test ] && [ ! -x /usr/lib/postgresql/15/bin/pg_basebackup ] && [ -z "${PG_BIN_DIR:-}" ]; then
+  missing="$missing postgresql-client-15"
+fi
 if [ -n "$missing" ]; then
   if [ "$(id -u)" = 0 ] && command -v apt-get >/dev/null 2>&1; then
     echo "Installing Debian packages:$missing …"

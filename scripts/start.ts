@@ -1,7 +1,10 @@
 // `npm start`: the whole service on this machine, in the foreground. Ctrl-C or SIGTERM stops every child.
+// With NODE_DATABASE_URL, only a node of it (PostgREST, edge, nginx) over a database that runs elsewhere.
 import path from 'node:path';
-import { configFromEnv, envFilePath, loadEnv, ROOT_DIR } from './lib/config.ts';
-import { startStack } from './stack/stack.ts';
+import { configFromEnv, envFilePath, loadEnv, ROOT_DIR, type Config, type Env } from './lib/config.ts';
+import { signingPublicKey } from './lib/keys.ts';
+import { isReplica } from './lib/replica.ts';
+import { startNode, startStack } from './stack/stack.ts';
 import { ensureEnvFile } from './keys.ts';
 import { writerConfigFromEnv } from './writer/config.ts';
 import { createLogger } from './writer/log.ts';
@@ -53,6 +56,9 @@ for (const event of ['uncaughtException', 'unhandledRejection'] as const) {
 async function main() {
   // ENV_FILE lets a test (or a second local instance) keep its secrets apart from the checkout's .env.
   const envFile = envFilePath();
+  // A node of a service that runs elsewhere takes that service's keys: none are generated for it.
+  const given = loadEnv(envFile);
+  if (given.NODE_DATABASE_URL) return startNodeOnly(given);
   const generated = await ensureEnvFile(envFile);
   if (generated.length) log(`Generated ${generated.join(', ')} into ${path.relative(ROOT_DIR, envFile) || envFile} (kept across restarts; never commit it).`);
   const env = loadEnv(envFile);
@@ -73,13 +79,7 @@ async function main() {
 
   log(`
 Public Stats Service is running (Ctrl-C stops it).
-  site       ${cfg.siteUrl}/   (landing page; Markdown with Accept: text/markdown)
-             ${cfg.siteUrl}/api/stats   ${cfg.siteUrl}/api/health   (no key)
-             ${cfg.siteUrl}/api/history (also .csv)   ${cfg.siteUrl}/feed.xml   ${cfg.siteUrl}/badge.svg
-             ${cfg.siteUrl}/mcp (MCP, POST, alpha)   ${cfg.siteUrl}/a2a (A2A message/send, alpha)
-  API host   ${cfg.apiUrl}/rest/v1/rpc/landing_stats   (GET or POST {})
-             ${cfg.apiUrl}/rest/v1/rpc/landing_history   ${cfg.apiUrl}/rest/v1/rpc/landing_health
-  anon key   ${cfg.ANON_KEY}
+${addresses(cfg)}
   database   ${cfg.databaseUrl ? 'DATABASE_URL' : `embedded Postgres, data in ${path.join(cfg.dataDir, 'postgres')}`}
   writer     source ${writerCfg.source}${writerCfg.source === 'demo' ? ' (demo figures; set the Polymarket variables of .env.example for real ones)' : ''}${writerCfg.source === 'none' ? '' : `
              named ${writerCfg.name}; it waits as a standby while another writer holds the writer lock`}
@@ -87,6 +87,41 @@ Public Stats Service is running (Ctrl-C stops it).
   curl ${cfg.siteUrl}/api/stats
   curl -H "apikey: ${cfg.ANON_KEY}" ${cfg.apiUrl}/rest/v1/rpc/landing_stats
 `);
+}
+
+/** Keys every node of one service shares: a node with keys of its own would sign what the others' key directory does not list. */
+const SHARED_KEYS = ['JWT_SECRET', 'ANON_KEY', 'HTTP_SIG_PRIVATE_KEY'] as const;
+
+async function startNodeOnly(env: Env) {
+  const missing = [...SHARED_KEYS, 'SITE_URL', 'API_URL'].filter((name) => !env[name]);
+  if (missing.length) {
+    throw new Error(`NODE_DATABASE_URL runs one more node of a service that exists already, with its keys and public URLs, and ${missing.join(', ')} ${missing.length > 1 ? 'are' : 'is'} not set: copy the first machine's .env here, then start again.`);
+  }
+  // The public half is derived, as `npm run keys` does, so it never disagrees with the private key.
+  const cfg = configFromEnv({ ...env, HTTP_SIG_PUBLIC_KEY: signingPublicKey(env.HTTP_SIG_PRIVATE_KEY!) }, SHARED_KEYS);
+  const url = cfg.nodeDatabaseUrl!;
+  const replica = await isReplica(url).catch((error: Error) => {
+    throw new Error(`NODE_DATABASE_URL could not be reached (${error.message}): check the host, the port and the authenticator's password.`);
+  });
+  const node = await startNode(cfg, url, { log, replica, onGiveUp: (reason) => void shutdown(`${reason}; giving up`, 1) });
+  running.push(node);
+  if (stopping) return;
+  log(`
+Public Stats Service node is running (Ctrl-C stops it): PostgREST, the edge and nginx over ${replica ? 'a read replica' : 'the primary'}; the database and the writer run elsewhere.
+${addresses(cfg)}
+  database   NODE_DATABASE_URL (${replica ? 'a read replica: PostgREST\'s notification channel is off' : 'the primary'})
+`);
+}
+
+/** Where the two hosts answer, for the start-up banner. */
+function addresses(cfg: Config): string {
+  return `  site       ${cfg.siteUrl}/   (landing page; Markdown with Accept: text/markdown)
+             ${cfg.siteUrl}/api/stats   ${cfg.siteUrl}/api/health   (no key)
+             ${cfg.siteUrl}/api/history (also .csv)   ${cfg.siteUrl}/feed.xml   ${cfg.siteUrl}/badge.svg
+             ${cfg.siteUrl}/mcp (MCP, POST, alpha)   ${cfg.siteUrl}/a2a (A2A message/send, alpha)
+  API host   ${cfg.apiUrl}/rest/v1/rpc/landing_stats   (GET or POST {})
+             ${cfg.apiUrl}/rest/v1/rpc/landing_history   ${cfg.apiUrl}/rest/v1/rpc/landing_health
+  anon key   ${cfg.ANON_KEY}`;
 }
 
 startup = main();

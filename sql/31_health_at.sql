@@ -1,4 +1,5 @@
--- The health record: data freshness and writer liveness, by the thresholds in stats.settings.
+-- The health record: data freshness and writer liveness, by the thresholds in stats.settings; on a
+-- read replica also how far its data trails the primary (null on a primary).
 create function stats.health_at(p_now timestamptz) returns json
 language plpgsql stable set search_path = '' set plan_cache_mode = force_generic_plan as $$
 declare
@@ -13,6 +14,8 @@ declare
   v_fresh boolean;
   v_accrual_fresh boolean;
   v_alive boolean;
+  v_replica boolean := pg_is_in_recovery();
+  v_replica_lag integer;
 begin
   select * into cfg from stats.settings;
   select max(p.date) into v_payout from stats.payout p where p.date <= today;
@@ -24,9 +27,13 @@ begin
   v_fresh := coalesce(v_payout_age <= cfg.payout_fresh_days, false);
   v_accrual_fresh := coalesce(v_accrual_age <= cfg.accrual_fresh_minutes, false);
   v_alive := coalesce(p_now - v_heartbeat < make_interval(mins => cfg.writer_alive_minutes), false);
+  if v_replica then
+    v_replica_lag := stats.replica_lag_seconds(p_now, pg_last_wal_receive_lsn(), pg_last_wal_replay_lsn(), pg_last_xact_replay_timestamp());
+  end if;
 
   return json_build_object(
-    'status', case when v_fresh and v_accrual_fresh and v_alive then 'ok' else 'degraded' end,
+    'status', case when v_fresh and v_accrual_fresh and v_alive
+      and (not v_replica or coalesce(v_replica_lag <= cfg.replica_lag_max_seconds, false)) then 'ok' else 'degraded' end,
     'checked_at', stats.iso(p_now),
     'data', json_build_object(
       'last_payout_date', v_payout,
@@ -34,7 +41,8 @@ begin
       'fresh', v_fresh,
       'last_accrual_at', stats.iso(v_accrual),
       'accrual_age_minutes', v_accrual_age,
-      'accrual_fresh', v_accrual_fresh),
+      'accrual_fresh', v_accrual_fresh,
+      'replica_lag_seconds', v_replica_lag),
     'writer', json_build_object(
       'last_heartbeat_at', stats.iso(v_heartbeat),
       'alive', v_alive,

@@ -334,7 +334,7 @@ describe('landing_health', () => {
     expect(h).toEqual({
       status: 'ok',
       checked_at: '2026-03-10T12:00:00Z',
-      data: { last_payout_date: '2026-03-09', payout_age_days: 1, fresh: true, last_accrual_at: '2026-03-10T11:44:01Z', accrual_age_minutes: 15, accrual_fresh: true },
+      data: { last_payout_date: '2026-03-09', payout_age_days: 1, fresh: true, last_accrual_at: '2026-03-10T11:44:01Z', accrual_age_minutes: 15, accrual_fresh: true, replica_lag_seconds: null },
       writer: { last_heartbeat_at: '2026-03-10T11:55:00Z', alive: true, name: 'writer-5e1f09aa' },
     });
   });
@@ -367,12 +367,36 @@ describe('landing_health', () => {
     expect(deadWriter.writer).toEqual({ last_heartbeat_at: '2026-03-10T11:55:00Z', alive: false, name: null });
   });
 
+  // The shared stack's database is a primary; a replica's lag is measured in tests/replica.test.ts.
+  it('says nothing of replication lag on a primary, however long ago anything was replayed', async () => {
+    const h = await inRollback(async (c) => {
+      expect((await c.query('select pg_is_in_recovery() as r')).rows[0].r).toBe(false);
+      return healthAt(c, '2030-01-01T00:00:00Z');
+    });
+    expect(h.data.replica_lag_seconds).toBeNull();
+  });
+
+  it('measures a replica\'s lag from received and replayed WAL and the last replayed commit', async () => {
+    const lag = (received: string | null, replayed: string, commitAt: string | null, now = NOW) =>
+      inRollback(async (c) => (await c.query('select stats.replica_lag_seconds($1, $2, $3, $4) as s', [now, received, replayed, commitAt])).rows[0].s);
+    // Everything received is replayed: no lag, however old the last commit (an idle primary).
+    expect(await lag('0/3000100', '0/3000100', '2026-03-01T00:00:00Z')).toBe(0);
+    expect(await lag('0/3000100', '0/3000100', null)).toBe(0);
+    // Behind: the last replayed commit's age, rounded down; a clock skew never makes it negative.
+    expect(await lag('0/3000200', '0/3000100', '2026-03-10T11:58:30.900Z')).toBe(89);
+    expect(await lag('0/3000200', '0/3000100', '2026-03-10T12:00:05Z')).toBe(0);
+    // Nothing received by streaming yet (or streaming off): the last replayed commit's age.
+    expect(await lag(null, '0/3000100', '2026-03-10T11:59:00Z')).toBe(60);
+    // Behind, with no commit replayed since the server started: unknown.
+    expect(await lag('0/3000200', '0/3000100', null)).toBeNull();
+  });
+
   it('is degraded with nulls on an empty database', async () => {
     const h = await inRollback((c) => healthAt(c));
     expect(h).toEqual({
       status: 'degraded',
       checked_at: '2026-03-10T12:00:00Z',
-      data: { last_payout_date: null, payout_age_days: null, fresh: false, last_accrual_at: null, accrual_age_minutes: null, accrual_fresh: false },
+      data: { last_payout_date: null, payout_age_days: null, fresh: false, last_accrual_at: null, accrual_age_minutes: null, accrual_fresh: false, replica_lag_seconds: null },
       writer: { last_heartbeat_at: null, alive: false, name: null },
     });
   });

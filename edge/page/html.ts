@@ -2,7 +2,7 @@
 // script is the optional WebMCP registration). Inline CSS and SVG, no external assets.
 import type { EdgeConfig } from '../config.ts';
 import type { HistoryRecord, PublishedHealth, PublishedStats } from '../records.ts';
-import { count, DEMO_NOTICE, FIGURES_LICENSE, disclaimer, keyFigures, lede, logInUse, money, orNone, percent, RULES, RULES_FOR_PEOPLE, SERVICE_NAME, verification, type KeyFigure } from '../texts.ts';
+import { count, DEMO_NOTICE, FIGURES_LICENSE, disclaimer, keyFigures, lede, logInUse, money, orNone, percent, replicaLag, RULES, RULES_FOR_PEOPLE, SERVICE_NAME, verification, type KeyFigure } from '../texts.ts';
 import { cumulativeChart, monthEnds, nightsChart } from './chart.ts';
 import { SHARE_IMAGE_SIZE } from '../share-image.ts';
 import { SITE_PATHS } from '../paths.ts';
@@ -171,7 +171,7 @@ ${history ? historySection(history) : ''}
 <ul>
 <li>Figures updated at: <span data-field="updated_at">${esc(orNone(stats?.updated_at))}</span></li>
 <li>Health: <strong data-field="health.status">${esc(health.status)}</strong> (checked ${esc(health.checked_at)})${health.data ? `; latest payout ${esc(orNone(health.data.last_payout_date))} (${health.data.fresh ? 'fresh' : 'stale'}), latest accrual ${esc(orNone(health.data.last_accrual_at))} (${health.data.accrual_fresh ? 'fresh' : 'stale'})` : ''}${health.writer ? `; writer ${health.writer.alive ? 'alive' : 'not alive'}` : ''}.</li>
-<li>${esc(RULES.polling)}</li>
+${replicaLag(health) ? `<li data-field="health.data.replica_lag_seconds">${esc(replicaLag(health))}</li>\n` : ''}<li>${esc(RULES.polling)}</li>
 </ul>
 </section>
 

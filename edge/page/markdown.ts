@@ -1,7 +1,7 @@
 // The landing page as Markdown, for agents that ask for text/markdown on `/` (and at /index.md):
 // the same content as the HTML, minus the chart, plus the links an agent needs next.
 import type { EdgeConfig } from '../config.ts';
-import { count, DEMO_NOTICE, disclaimer, keyFigures, lede, logInUse, money, orNone, percent, RULES, SERVICE_NAME, verification } from '../texts.ts';
+import { count, DEMO_NOTICE, disclaimer, keyFigures, lede, logInUse, money, orNone, percent, replicaLag, RULES, SERVICE_NAME, verification } from '../texts.ts';
 import type { PageInput } from './html.ts';
 import { SITE_PATHS } from '../paths.ts';
 import { DISCOVERY_DOCUMENTS, ENDPOINTS } from './links.ts';
@@ -50,6 +50,7 @@ export function renderMarkdown({ stats: s, health, history }: PageInput, cfg: Ed
   out.push(
     '## Freshness', '',
     `- Health: ${health.status} (checked ${health.checked_at})${health.writer ? `; writer ${health.writer.alive ? 'alive' : 'not alive'}` : ''}`,
+    ...(replicaLag(health) ? [`- ${replicaLag(health)}`] : []),
     `- ${RULES.polling}`,
     '',
     '## What these figures are', '',

@@ -1,6 +1,7 @@
 // docker-compose's one-shot `migrate` service: applies supabase/migrations (forward only) to DATABASE_URL
-// and sets the login roles' passwords from the environment, then exits.
-import { migrate, setLoginPasswords } from '../lib/database.ts';
+// and sets the login roles' passwords from the environment (with REPLICATION_PASSWORD, the read
+// replica's streaming role too), then exits.
+import { ensureReplicationRole, migrate, setLoginPasswords } from '../lib/database.ts';
 
 const required = (name: string) => {
   const value = process.env[name];
@@ -12,6 +13,7 @@ try {
   const adminUrl = required('DATABASE_URL');
   await migrate(adminUrl, (line) => console.log(line));
   await setLoginPasswords(adminUrl, { AUTHENTICATOR_PASSWORD: required('AUTHENTICATOR_PASSWORD'), WRITER_DB_PASSWORD: required('WRITER_DB_PASSWORD') });
+  if (process.env.REPLICATION_PASSWORD) await ensureReplicationRole(adminUrl, process.env.REPLICATION_PASSWORD);
   console.log('Migrations applied; login roles ready.');
 } catch (error) {
   console.error((error as Error).message);

@@ -43,6 +43,8 @@ export interface Secrets {
   WRITER_DB_PASSWORD: string;
   /** Superuser password of the embedded Postgres cluster. */
   POSTGRES_PASSWORD: string;
+  /** Password of `stats_replicator`, the role a read replica streams from the primary as. */
+  REPLICATION_PASSWORD: string;
   /** Ed25519 private key (PKCS#8 DER, base64url) whose public half the site publishes. */
   HTTP_SIG_PRIVATE_KEY: string;
   /** Its public half (the raw key, base64url: a JWK's x), derived by `npm run keys`; public by design. */
@@ -67,6 +69,12 @@ export interface Config extends Secrets {
   postgresPort: number;
   /** Admin connection of an existing Postgres server; unset = embedded Postgres under dataDir. */
   databaseUrl: string | undefined;
+  /**
+   * PostgREST's login (the authenticator role) on a database that runs elsewhere, the primary or a
+   * read replica: set, `npm start` runs only a node (PostgREST, edge, nginx), with no database,
+   * migrations or writer of its own.
+   */
+  nodeDatabaseUrl: string | undefined;
   /** Where the embedded database, the rendered nginx prefix and run-time files live. */
   dataDir: string;
   /** PostgREST connection pool size. */
@@ -181,6 +189,7 @@ export function configFromEnv(env: Env, required: readonly (keyof Secrets)[] = S
     postgrestAdminPort: port(env, 'POSTGREST_ADMIN_PORT', 54332),
     postgresPort: port(env, 'POSTGRES_PORT', 54329),
     databaseUrl: env.DATABASE_URL || undefined,
+    nodeDatabaseUrl: env.NODE_DATABASE_URL || undefined,
     dataDir: env.DATA_DIR ? path.resolve(ROOT_DIR, env.DATA_DIR) : defaultDataDir(),
     postgrestPool: count(env, 'POSTGREST_DB_POOL', 10, 1),
     nginxWorkers: count(env, 'NGINX_WORKERS', 2, 1),
@@ -197,6 +206,7 @@ export function configFromEnv(env: Env, required: readonly (keyof Secrets)[] = S
     AUTHENTICATOR_PASSWORD: env.AUTHENTICATOR_PASSWORD ?? '',
     WRITER_DB_PASSWORD: env.WRITER_DB_PASSWORD ?? '',
     POSTGRES_PASSWORD: env.POSTGRES_PASSWORD ?? '',
+    REPLICATION_PASSWORD: env.REPLICATION_PASSWORD ?? '',
     HTTP_SIG_PRIVATE_KEY: env.HTTP_SIG_PRIVATE_KEY ?? '',
     HTTP_SIG_PUBLIC_KEY: env.HTTP_SIG_PUBLIC_KEY ?? '',
     HTTP_SIG_RETIRED_PUBLIC_KEYS: env.HTTP_SIG_RETIRED_PUBLIC_KEYS ?? '',

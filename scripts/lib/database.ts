@@ -124,6 +124,54 @@ function removeStaleLock(databaseDir: string, binary: string, log: Log): void {
   rmSync(lock, { force: true });
 }
 
+/** The embedded server's `postgres` binary (resolved where the server's user can run it). */
+export async function serverBinary(): Promise<string> {
+  await loadEmbeddedPostgres();
+  return ((await import(BINARIES)) as { postgres: string }).postgres;
+}
+
+/** How a replica's server is started instead of running the binary itself: a script that ends by exec'ing it. */
+export interface ServerLauncher {
+  script: string;
+  env: Record<string, string>;
+  /** Lines of the script's own worth keeping in the log. */
+  keepLine: RegExp;
+  /** How long the first start may take (a replica copies its primary first). */
+  readyWithinMs: number;
+}
+
+/**
+ * Runs the embedded server on a cluster directory under supervision, ready once `url` connects. A
+ * primary and its replicas run with the same settings: a hot standby refuses to start with
+ * max_connections below its primary's (https://www.postgresql.org/docs/15/hot-standby.html#HOT-STANDBY-ADMIN).
+ */
+export async function superviseServer(
+  name: string, databaseDir: string, port: number, url: string, cfg: Pick<Config, 'bindHost' | 'dataDir'>, log: Log, supervise: Supervise,
+  launcher?: ServerLauncher,
+): Promise<SupervisedPart> {
+  const binary = await serverBinary();
+  const ids = process.getuid?.() === 0 ? idsOf('postgres') : {};
+  const args = [
+    '-D', databaseDir, '-p', String(port),
+    '-c', `listen_addresses=${cfg.bindHost}`, '-c', 'unix_socket_directories=', '-c', 'max_connections=60', '-c', 'timezone=UTC',
+  ];
+  return supervise(name, async () => {
+    removeStaleLock(databaseDir, binary, log);
+    const env = { PATH: process.env.PATH ?? '', LC_MESSAGES: 'C', ...launcher?.env };
+    const child = startChild(name, launcher ? '/bin/sh' : binary, launcher ? [launcher.script, ...args] : args, {
+      ...ids,
+      cwd: cfg.dataDir,
+      env,
+      log,
+      keepLine: (line) => /ERROR|FATAL|PANIC/.test(line) || (launcher?.keepLine.test(line) ?? false),
+      // SIGINT is Postgres's fast shutdown: it does not wait for clients to disconnect.
+      stopSignal: 'SIGINT',
+    });
+    await waitUntil(name === 'postgres' ? 'Postgres' : name, () => canConnect(url), launcher?.readyWithinMs ?? 60_000, child);
+    return child;
+  });
+}
+
 /** Starts (or connects to) Postgres, applies the migrations and sets the login roles' passwords. */
 export async function openDatabase(cfg: Config, log: Log, supervise: Supervise): Promise<Database> {
   let server: SupervisedPart | undefined;
@@ -151,32 +199,15 @@ export async function openDatabase(cfg: Config, log: Log, supervise: Supervise):
       });
       await inDir(cfg.dataDir, () => embedded.initialise());
     }
-    const { postgres: binary } = (await import(BINARIES)) as { postgres: string };
-    const ids = process.getuid?.() === 0 ? idsOf('postgres') : {};
     adminUrl = databaseUrl(cfg, { name: 'postgres', password: cfg.POSTGRES_PASSWORD });
-    const url = adminUrl;
-    server = await supervise('postgres', async () => {
-      removeStaleLock(databaseDir, binary, log);
-      const child = startChild('postgres', binary, [
-        '-D', databaseDir, '-p', String(cfg.postgresPort),
-        '-c', `listen_addresses=${cfg.bindHost}`, '-c', 'unix_socket_directories=', '-c', 'max_connections=60', '-c', 'timezone=UTC',
-      ], {
-        ...ids,
-        cwd: cfg.dataDir,
-        env: { PATH: process.env.PATH ?? '', LC_MESSAGES: 'C' },
-        log,
-        keepLine: (line) => /ERROR|FATAL|PANIC/.test(line),
-        // SIGINT is Postgres's fast shutdown: it does not wait for clients to disconnect.
-        stopSignal: 'SIGINT',
-      });
-      await waitUntil('Postgres', () => canConnect(url), 60_000, child);
-      return child;
-    });
+    server = await superviseServer('postgres', databaseDir, cfg.postgresPort, adminUrl, cfg, log, supervise);
   }
 
   try {
     await migrate(adminUrl, log);
     await setLoginPasswords(adminUrl, cfg);
+    // Our own cluster can be copied by a read replica, as docker-compose's db can.
+    if (server && cfg.REPLICATION_PASSWORD) await ensureReplicationRole(adminUrl, cfg.REPLICATION_PASSWORD);
   } catch (error) {
     await server?.stop(); // a failed start leaves no server behind
     throw error;
@@ -260,6 +291,26 @@ export async function setLoginPasswords(adminUrl: string, cfg: Pick<Config, 'AUT
   try {
     await client.query(`alter role authenticator with login password ${client.escapeLiteral(cfg.AUTHENTICATOR_PASSWORD)}`);
     await client.query(`alter role stats_writer with login password ${client.escapeLiteral(cfg.WRITER_DB_PASSWORD)}`);
+  } finally {
+    await client.end();
+  }
+}
+
+/** The login role a replica streams as: REPLICATION and nothing else. */
+export const REPLICATION_ROLE = 'stats_replicator';
+
+/**
+ * Creates (or updates) the replication role on the primary. It belongs to a cluster one runs
+ * oneself, not to the schema, so the migrations leave it out: creating a REPLICATION role takes a
+ * superuser, which a hosted database does not hand out (a hosted project has replicas of its own).
+ */
+export async function ensureReplicationRole(adminUrl: string, password: string): Promise<void> {
+  if (!password) throw new Error('REPLICATION_PASSWORD is not set: run `npm run keys` to generate it into .env.');
+  const client = new pg.Client({ connectionString: adminUrl });
+  await client.connect();
+  try {
+    const exists = (await client.query('select from pg_roles where rolname = $1', [REPLICATION_ROLE])).rowCount;
+    await client.query(`${exists ? 'alter' : 'create'} role ${REPLICATION_ROLE} with login replication password ${client.escapeLiteral(password)}`);
   } finally {
     await client.end();
   }

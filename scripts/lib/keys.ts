@@ -36,6 +36,7 @@ export async function completeSecrets(existing: Partial<Secrets>): Promise<Secre
     AUTHENTICATOR_PASSWORD: existing.AUTHENTICATOR_PASSWORD || randomSecret(24),
     WRITER_DB_PASSWORD: existing.WRITER_DB_PASSWORD || randomSecret(24),
     POSTGRES_PASSWORD: existing.POSTGRES_PASSWORD || randomSecret(24),
+    REPLICATION_PASSWORD: existing.REPLICATION_PASSWORD || randomSecret(24),
     HTTP_SIG_PRIVATE_KEY: signingKey,
     // Always derived, so it never disagrees with the private key.
     HTTP_SIG_PUBLIC_KEY: signingPublicKey(signingKey),

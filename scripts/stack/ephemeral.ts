@@ -1,11 +1,16 @@
-// A private, throw-away stack for tests and the benchmark: fresh secrets, free ports, a temporary data directory.
+// A private, throw-away stack for tests and the benchmark: fresh secrets, free ports, a temporary data
+// directory. Also more of the same service beside it: a streaming read replica of its database, and
+// further nodes (PostgREST, edge, nginx) over that database or the replica.
 import { chmodSync, mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
-import { configFromEnv, type Env } from '../lib/config.ts';
+import { configFromEnv, type Config, type Env } from '../lib/config.ts';
+import type { Database } from '../lib/database.ts';
 import { completeSecrets } from '../lib/keys.ts';
 import { freePort } from '../lib/processes.ts';
-import { startStack, type Stack } from './stack.ts';
+import { openReplica } from '../lib/replica.ts';
+import { supervise } from '../lib/supervisor.ts';
+import { startNode, startStack, type Node, type Stack } from './stack.ts';
 
 export interface TestStack extends Stack {
   /** Everything the stack logged, for failure reports. */
@@ -14,14 +19,21 @@ export interface TestStack extends Stack {
   destroy(): Promise<void>;
 }
 
-export async function startTestStack(options: { seedDemo?: boolean; env?: Env } = {}): Promise<TestStack> {
+const NODE_PORTS = ['API_PORT', 'SITE_PORT', 'EDGE_PORT', 'POSTGREST_PORT', 'POSTGREST_ADMIN_PORT'];
+
+function privateDataDir(): string {
   const dataDir = mkdtempSync(path.join(tmpdir(), 'public-stats-'));
   chmodSync(dataDir, 0o755);
+  return dataDir;
+}
+
+export async function startTestStack(options: { seedDemo?: boolean; env?: Env } = {}): Promise<TestStack> {
+  const dataDir = privateDataDir();
   const secrets = await completeSecrets({});
   // No cache warming unless asked for: a test that changes the data reads it at once, from caches
   // that only its own requests filled.
   const env: Env = { ...secrets, DATA_DIR: dataDir, NGINX_WORKERS: '1', EDGE_WARM_SECONDS: '0', ...options.env };
-  for (const name of ['API_PORT', 'SITE_PORT', 'EDGE_PORT', 'POSTGREST_PORT', 'POSTGREST_ADMIN_PORT', 'POSTGRES_PORT']) {
+  for (const name of [...NODE_PORTS, 'POSTGRES_PORT']) {
     env[name] ??= String(await freePort());
   }
   const cfg = configFromEnv(env);
@@ -37,4 +49,93 @@ export async function startTestStack(options: { seedDemo?: boolean; env?: Env } 
       rmSync(dataDir, { recursive: true, force: true });
     },
   });
+}
+
+/** What a second node shares with the first: every secret and key, the public URLs, the tunables. */
+function sharedEnv(cfg: Config): Env {
+  return {
+    JWT_SECRET: cfg.JWT_SECRET,
+    ANON_KEY: cfg.ANON_KEY,
+    AUTHENTICATOR_PASSWORD: cfg.AUTHENTICATOR_PASSWORD,
+    WRITER_DB_PASSWORD: cfg.WRITER_DB_PASSWORD,
+    POSTGRES_PASSWORD: cfg.POSTGRES_PASSWORD,
+    REPLICATION_PASSWORD: cfg.REPLICATION_PASSWORD,
+    HTTP_SIG_PRIVATE_KEY: cfg.HTTP_SIG_PRIVATE_KEY,
+    HTTP_SIG_PUBLIC_KEY: cfg.HTTP_SIG_PUBLIC_KEY,
+    HTTP_SIG_RETIRED_PUBLIC_KEYS: cfg.HTTP_SIG_RETIRED_PUBLIC_KEYS,
+    SITE_URL: cfg.siteUrl,
+    API_URL: cfg.apiUrl,
+    BIND_HOST: cfg.bindHost,
+    NGINX_WORKERS: String(cfg.nginxWorkers),
+    API_MICROCACHE_SECONDS: String(cfg.apiMicrocacheSeconds),
+    SITE_MICROCACHE_SECONDS: String(cfg.siteMicrocacheSeconds),
+    ...cfg.edgeTunables,
+  };
+}
+
+export interface TestNode extends Node {
+  logs: string[];
+  /** Stops the node and deletes its data directory (its nginx prefix and caches). */
+  destroy(): Promise<void>;
+}
+
+/**
+ * Another node of `stack`'s service on ports of its own, as a second machine behind the same public
+ * URLs would run it: over `authenticatorUrl` (the stack's database unless given), a read replica's
+ * when `replica`.
+ */
+export async function startTestNode(stack: Stack, options: { authenticatorUrl?: string; replica?: boolean; env?: Env } = {}): Promise<TestNode> {
+  const dataDir = privateDataDir();
+  const env: Env = { ...sharedEnv(stack.cfg), DATA_DIR: dataDir, ...options.env };
+  for (const name of NODE_PORTS) env[name] ??= String(await freePort());
+  const cfg = configFromEnv(env);
+  const logs: string[] = [];
+  const node = await startNode(cfg, options.authenticatorUrl ?? stack.db.urlFor('authenticator'), { log: (line) => logs.push(line), replica: options.replica })
+    .catch((error: Error) => {
+      rmSync(dataDir, { recursive: true, force: true });
+      throw new Error(`${error.message}\n${logs.join('\n')}`);
+    });
+  return Object.assign(node, {
+    logs,
+    async destroy() {
+      await node.stop();
+      rmSync(dataDir, { recursive: true, force: true });
+    },
+  });
+}
+
+export interface TestReplica extends Database {
+  logs: string[];
+  /** Stops the replica and deletes its cluster. */
+  destroy(): Promise<void>;
+}
+
+/**
+ * A streaming read replica of the stack's embedded database (whose start made the replication role),
+ * made by pg_basebackup -R, on a port of its own.
+ */
+export async function startTestReplica(stack: Stack): Promise<TestReplica> {
+  const dataDir = privateDataDir();
+  const logs: string[] = [];
+  const log = (line: string) => logs.push(line);
+  try {
+    const replica = await openReplica({ ...stack.cfg, dataDir }, {
+      primaryUrl: stack.db.adminUrl,
+      replicationPassword: stack.cfg.REPLICATION_PASSWORD,
+      dir: path.join(dataDir, 'replica'),
+      port: await freePort(),
+      log,
+      supervise: (name, launch) => supervise(name, launch, { log, onGiveUp: log }),
+    });
+    return Object.assign(replica, {
+      logs,
+      async destroy() {
+        await replica.stop();
+        rmSync(dataDir, { recursive: true, force: true });
+      },
+    });
+  } catch (error) {
+    rmSync(dataDir, { recursive: true, force: true });
+    throw new Error(`${(error as Error).message}\n${logs.join('\n')}`);
+  }
 }

@@ -1,10 +1,12 @@
 // The whole local stack in one call: Postgres, migrations, PostgREST, the edge server, nginx. Used by `npm start`,
 // the tests and the benchmark, so all three run exactly the same thing. Every process is supervised:
 // one that dies is started again, and one that keeps dying ends the stack through onGiveUp.
+// startNode runs the same node (PostgREST, edge, nginx) over a database that runs elsewhere: the
+// primary, or a read replica of it.
 import { writeFileSync } from 'node:fs';
 import path from 'node:path';
 import type { Config } from '../lib/config.ts';
-import { openDatabase, type Database } from '../lib/database.ts';
+import { openDatabase, type Database, type Supervise } from '../lib/database.ts';
 import { startEdge } from '../lib/edge.ts';
 import { findNginx, prepareNginx, startNginx } from '../lib/nginx.ts';
 import { startPostgrest } from '../lib/postgrest.ts';
@@ -16,9 +18,9 @@ import { warmOnce, warmTargets } from '../../edge/warm.ts';
 import { apiDocumentLocations, documentLocations } from '../../site/render/locations.ts';
 import { renderSiteDocuments } from '../../site/render/render.ts';
 
-export interface Stack {
+/** PostgREST, the edge server and nginx (the API host and the site host): one node of the service. */
+export interface Node {
   cfg: Config;
-  db: Database;
   postgrest: SupervisedPart;
   edge: SupervisedPart;
   nginx: SupervisedPart;
@@ -31,29 +33,35 @@ export interface Stack {
   stop(): Promise<void>;
 }
 
-export interface StackOptions {
+/** A node with the database it serves. */
+export interface Stack extends Node {
+  db: Database;
+}
+
+export interface NodeOptions {
   log: Log;
-  /** Load the demo dataset into an empty database. */
-  seedDemo: boolean;
-  /** Called once when a part keeps failing to run; the stack is of no use after it. */
+  /** Called once when a part keeps failing to run; the node is of no use after it. */
   onGiveUp?: (reason: string) => void;
   restartPolicy?: RestartPolicy;
 }
 
-export async function startStack(cfg: Config, { log, seedDemo, onGiveUp, restartPolicy }: StackOptions): Promise<Stack> {
+export interface StackOptions extends NodeOptions {
+  /** Load the demo dataset into an empty database. */
+  seedDemo: boolean;
+}
+
+/** What runs from one data directory: its ports claimed, its processes recorded and supervised, stopped in reverse order. */
+interface Parts {
+  keepRunning: Supervise;
+  started: { stop(): Promise<void> }[];
+  stopAll(): Promise<void>;
+}
+
+async function prepareParts(cfg: Config, ports: [number, string, string][], { log, onGiveUp, restartPolicy }: NodeOptions): Promise<Parts> {
   findNginx(cfg.nginxBin);
   const record = new GroupRecord(path.join(cfg.dataDir, 'processes.json'));
   await record.reapLeftovers(log);
-  const ports: [number, string, string][] = [
-    [cfg.apiPort, 'API host', 'API_PORT'],
-    [cfg.sitePort, 'site host', 'SITE_PORT'],
-    [cfg.edgePort, 'edge server', 'EDGE_PORT'],
-    [cfg.postgrestPort, 'PostgREST', 'POSTGREST_PORT'],
-    [cfg.postgrestAdminPort, 'PostgREST admin', 'POSTGREST_ADMIN_PORT'],
-  ];
-  if (!cfg.databaseUrl) ports.push([cfg.postgresPort, 'embedded Postgres', 'POSTGRES_PORT']);
   for (const [port, what, variable] of ports) await assertPortFree(cfg.bindHost, port, what, variable);
-
   let gaveUp = false;
   const keepRunning = (name: string, launch: () => Promise<Child>) =>
     supervise(name, async () => {
@@ -70,51 +78,87 @@ export async function startStack(cfg: Config, { log, seedDemo, onGiveUp, restart
         (onGiveUp ?? log)(reason);
       },
     });
-
   // Stopped in reverse order: nginx first, Postgres last.
   const started: { stop(): Promise<void> }[] = [];
   const stopAll = async () => {
     for (const part of started.reverse()) await part.stop().catch((error: Error) => log(`stop: ${error.message}`));
     started.length = 0;
   };
+  return { keepRunning, started, stopAll };
+}
+
+const nodePorts = (cfg: Config): [number, string, string][] => [
+  [cfg.apiPort, 'API host', 'API_PORT'],
+  [cfg.sitePort, 'site host', 'SITE_PORT'],
+  [cfg.edgePort, 'edge server', 'EDGE_PORT'],
+  [cfg.postgrestPort, 'PostgREST', 'POSTGREST_PORT'],
+  [cfg.postgrestAdminPort, 'PostgREST admin', 'POSTGREST_ADMIN_PORT'],
+];
+
+/**
+ * PostgREST on `authenticatorUrl` (the primary, or a read replica when `replica`), the edge and
+ * nginx, with every cached answer in both gateways' microcaches before it returns.
+ */
+async function startNodeParts(cfg: Config, authenticatorUrl: string, { keepRunning, started }: Parts, log: Log, replica: boolean): Promise<Omit<Node, 'stop'>> {
+  const postgrest = await keepRunning('postgrest', () => startPostgrest(cfg, authenticatorUrl, log, { replica }));
+  started.push(postgrest);
+  // Before nginx, so the site host never proxies to an edge that is not listening yet.
+  const edge = await keepRunning('edge', () => startEdge(cfg, log));
+  started.push(edge);
+  // Rendered once; a restarted nginx serves the same configuration and documents.
+  const prepared = await prepareNginx(cfg, async (siteRoot, locations) => {
+    await renderSiteDocuments(cfg, siteRoot);
+    writeFileSync(locations.site, documentLocations());
+    writeFileSync(locations.api, apiDocumentLocations());
+  });
+  const nginx = await keepRunning('nginx', () => startNginx(cfg, log, prepared));
+  started.push(nginx);
+  // Every cached answer is in both gateways' microcaches before the node is ready: no first
+  // caller waits for one. The edge keeps them fresh from here on.
+  if (Number(cfg.edgeTunables.EDGE_WARM_SECONDS) !== 0) {
+    const local = (port: number) => `http://${cfg.bindHost}:${port}`;
+    const failed = await warmOnce(warmTargets({ site: local(cfg.sitePort), api: local(cfg.apiPort) }, cfg.ANON_KEY), 10_000);
+    if (failed.length) log(`The gateways' caches could not all be warmed before start (${failed.length}); first: ${failed[0]}`);
+  }
+  return {
+    cfg,
+    postgrest,
+    edge,
+    nginx,
+    stopPostgrest: () => postgrest.stop(),
+    startPostgrest: () => postgrest.start(),
+    stopEdge: () => edge.stop(),
+    startEdge: () => edge.start(),
+  };
+}
+
+/**
+ * One more node of the service over a database that runs elsewhere: `authenticatorUrl` logs in as
+ * PostgREST's role on the primary or, with `replica`, on a read replica. Nodes that share the
+ * database, the secrets (JWT_SECRET, ANON_KEY, HTTP_SIG_PRIVATE_KEY) and the public URLs answer alike.
+ */
+export async function startNode(cfg: Config, authenticatorUrl: string, options: NodeOptions & { replica?: boolean }): Promise<Node> {
+  const parts = await prepareParts(cfg, nodePorts(cfg), options);
   try {
-    const db = await openDatabase(cfg, log, keepRunning);
-    started.push(db);
-    if (seedDemo && (await seedDemoIfEmpty(db.adminUrl))) log('The database was empty: loaded the demo dataset (data_source "demo").');
-    const postgrest = await keepRunning('postgrest', () => startPostgrest(cfg, db.urlFor('authenticator'), log));
-    started.push(postgrest);
-    // Before nginx, so the site host never proxies to an edge that is not listening yet.
-    const edge = await keepRunning('edge', () => startEdge(cfg, log));
-    started.push(edge);
-    // Rendered once; a restarted nginx serves the same configuration and documents.
-    const prepared = await prepareNginx(cfg, async (siteRoot, locations) => {
-      await renderSiteDocuments(cfg, siteRoot);
-      writeFileSync(locations.site, documentLocations());
-      writeFileSync(locations.api, apiDocumentLocations());
-    });
-    const nginx = await keepRunning('nginx', () => startNginx(cfg, log, prepared));
-    started.push(nginx);
-    // Every cached answer is in both gateways' microcaches before the stack is ready: no first
-    // caller waits for one. The edge keeps them fresh from here on.
-    if (Number(cfg.edgeTunables.EDGE_WARM_SECONDS) !== 0) {
-      const local = (port: number) => `http://${cfg.bindHost}:${port}`;
-      const failed = await warmOnce(warmTargets({ site: local(cfg.sitePort), api: local(cfg.apiPort) }, cfg.ANON_KEY), 10_000);
-      if (failed.length) log(`The gateways' caches could not all be warmed before start (${failed.length}); first: ${failed[0]}`);
-    }
-    return {
-      cfg,
-      db,
-      postgrest,
-      edge,
-      nginx,
-      stopPostgrest: () => postgrest.stop(),
-      startPostgrest: () => postgrest.start(),
-      stopEdge: () => edge.stop(),
-      startEdge: () => edge.start(),
-      stop: stopAll,
-    };
+    return { ...(await startNodeParts(cfg, authenticatorUrl, parts, options.log, options.replica ?? false)), stop: parts.stopAll };
   } catch (error) {
-    await stopAll();
+    await parts.stopAll();
+    throw error;
+  }
+}
+
+export async function startStack(cfg: Config, options: StackOptions): Promise<Stack> {
+  const ports = nodePorts(cfg);
+  if (!cfg.databaseUrl) ports.push([cfg.postgresPort, 'embedded Postgres', 'POSTGRES_PORT']);
+  const parts = await prepareParts(cfg, ports, options);
+  const { log } = options;
+  try {
+    const db = await openDatabase(cfg, log, parts.keepRunning);
+    parts.started.push(db);
+    if (options.seedDemo && (await seedDemoIfEmpty(db.adminUrl))) log('The database was empty: loaded the demo dataset (data_source "demo").');
+    return { ...(await startNodeParts(cfg, db.urlFor('authenticator'), parts, log, false)), db, stop: parts.stopAll };
+  } catch (error) {
+    await parts.stopAll();
     throw error;
   }
 }

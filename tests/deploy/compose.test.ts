@@ -1,5 +1,6 @@
 // docker-compose.yml, checked by reading it (no Docker engine runs here) and by rendering its
-// gateway's templates the way the nginx image does, then asking nginx whether it accepts them.
+// gateway's templates the way the nginx image does, then asking nginx whether it accepts them. The
+// replica profile's entrypoint (scripts/deploy/replica.sh) runs for real in tests/scale-out/replica.test.ts.
 import { execFileSync } from 'node:child_process';
 import { cpSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
@@ -10,12 +11,17 @@ import { describe, expect, it } from 'vitest';
 import { configFromEnv, ROOT_DIR } from '../../scripts/lib/config.ts';
 import { postgrestEnv } from '../../scripts/lib/postgrest.ts';
 import { writerConfigFromEnv } from '../../scripts/writer/config.ts';
+import { REPLICATION_ROLE } from '../../scripts/lib/database.ts';
+import { REPLICA_SCRIPT } from '../../scripts/lib/replica.ts';
 import { findNginx, NGINX_DIR, renderTemplate } from '../../scripts/lib/nginx.ts';
 import { envExampleNames } from '../support/env-example.ts';
 import { apiDocumentLocations, documentLocations } from '../../site/render/locations.ts';
 
 interface Service {
   image?: string;
+  profiles?: string[];
+  entrypoint?: string[];
+  user?: string;
   build?: unknown;
   command?: string[];
   ports?: string[];
@@ -50,7 +56,7 @@ describe('docker-compose.yml', () => {
   });
 
   it('has the services the design names, the database on a named volume', () => {
-    expect(Object.keys(services).sort()).toEqual(['auth', 'backup', 'db', 'edge', 'gateway', 'migrate', 'rest', 'site', 'writer', 'writer-standby']);
+    expect(Object.keys(services).sort()).toEqual(['auth', 'backup', 'db', 'db-replica', 'edge', 'gateway', 'migrate', 'rest', 'rest-replica', 'site', 'writer', 'writer-standby']);
     expect(services.db!.volumes).toContain('db-data:/var/lib/postgresql/data');
     expect(compose.volumes).toHaveProperty('db-data');
   });
@@ -81,6 +87,8 @@ describe('docker-compose.yml', () => {
       }
       expect(s.restart, name).toMatch(/^(unless-stopped|always|on-failure(:\d+)?)$/);
       if (name === 'rest') expect(services.gateway!.healthcheck!.test.join(' ')).toContain('http://rest:3001/ready');
+      // The PostgREST image has no shell or HTTP client, and no other service probes the replica's.
+      else if (name === 'rest-replica') expect(s.healthcheck).toBeUndefined();
       else expect(s.healthcheck?.test.length, name).toBeGreaterThan(0);
     }
   });
@@ -98,7 +106,12 @@ describe('docker-compose.yml', () => {
     expect(secretsOf('edge')).toMatch(/HTTP_SIG_PRIVATE_KEY/);
     for (const writer of ['writer', 'writer-standby']) expect(secretsOf(writer)).not.toMatch(/JWT_SECRET|POSTGRES_PASSWORD|AUTHENTICATOR_PASSWORD|HTTP_SIG_PRIVATE_KEY/);
     expect(secretsOf('site')).not.toMatch(/JWT_SECRET|POSTGRES_PASSWORD|WRITER_DB_PASSWORD|AUTHENTICATOR_PASSWORD|HTTP_SIG_PRIVATE_KEY/);
-    expect(secretsOf('gateway')).not.toMatch(/JWT_SECRET|POSTGRES_PASSWORD|WRITER_DB_PASSWORD|AUTHENTICATOR_PASSWORD|HTTP_SIG_PRIVATE_KEY/);
+    expect(secretsOf('gateway')).not.toMatch(/JWT_SECRET|POSTGRES_PASSWORD|WRITER_DB_PASSWORD|AUTHENTICATOR_PASSWORD|HTTP_SIG_PRIVATE_KEY|REPLICATION_PASSWORD/);
+    // The replica holds the replication role's password only; its PostgREST, the authenticator's.
+    expect(secretsOf('db-replica')).toMatch(/REPLICATION_PASSWORD/);
+    expect(secretsOf('db-replica')).not.toMatch(/JWT_SECRET|POSTGRES_PASSWORD|WRITER_DB_PASSWORD|AUTHENTICATOR_PASSWORD|HTTP_SIG_PRIVATE_KEY/);
+    expect(secretsOf('rest-replica')).not.toMatch(/POSTGRES_PASSWORD|WRITER_DB_PASSWORD|HTTP_SIG_PRIVATE_KEY|REPLICATION_PASSWORD/);
+    for (const name of ['edge', 'writer', 'site', 'rest']) expect(secretsOf(name), name).not.toMatch(/REPLICATION_PASSWORD/);
   });
 
   it('never runs the demo source in production', () => {
@@ -131,14 +144,52 @@ describe('docker-compose.yml', () => {
     expect([...used].filter((name) => !defined.has(name))).toEqual([]);
   });
 
-  it('runs PostgREST with the settings of the local stack (only addresses and secrets differ)', () => {
-    const local = postgrestEnv(configFromEnv({ JWT_SECRET: 'x'.repeat(48) }, ['JWT_SECRET']), 'postgres://local');
-    const compose = services.rest!.environment as Record<string, string>;
+  it('runs PostgREST, on the primary and on the replica, with the settings of the local stack (only addresses and secrets differ)', () => {
+    const cfg = configFromEnv({ JWT_SECRET: 'x'.repeat(48) }, ['JWT_SECRET']);
     // Where it listens and what it connects to belong to each environment; the rest is policy.
     const placement = ['PGRST_DB_URI', 'PGRST_JWT_SECRET', 'PGRST_SERVER_HOST', 'PGRST_SERVER_PORT', 'PGRST_ADMIN_SERVER_PORT'];
     const policy = (env: Record<string, string>) => Object.fromEntries(Object.entries(env).filter(([k]) => !placement.includes(k)).map(([k, v]) => [k, String(v).replace(/^\$\{[A-Z_]+:-(.*)\}$/, '$1')]));
-    expect(policy(compose)).toEqual(policy(local));
-    expect(Object.keys(compose).sort()).toEqual(Object.keys(local).filter((k) => k !== 'PGRST_SERVER_HOST').sort());
+    for (const [name, replica] of [['rest', false], ['rest-replica', true]] as const) {
+      const local = postgrestEnv(cfg, 'postgres://local', { replica });
+      const compose = services[name]!.environment as Record<string, string>;
+      expect(policy(compose), name).toEqual(policy(local));
+      expect(Object.keys(compose).sort(), name).toEqual(Object.keys(local).filter((k) => k !== 'PGRST_SERVER_HOST').sort());
+    }
+    expect(services['rest-replica']!.environment!.PGRST_DB_CHANNEL_ENABLED).toBe('false');
+    expect(new URL(services['rest-replica']!.environment!.PGRST_DB_URI!.replace(/\$\{[^}]*\}/, 'secret')).host).toBe('db-replica:5432');
+  });
+
+  it('offers a streaming read replica under the "replica" profile, made by the script the local replica runs', () => {
+    for (const [name, s] of Object.entries(services)) expect(s.profiles, name).toEqual(name.endsWith('-replica') ? ['replica'] : undefined);
+    const replica = services['db-replica']!;
+    expect(replica.image).toBe(services.db!.image);
+    // The entrypoint is scripts/deploy/replica.sh, mounted: pg_basebackup -R from db on the first start.
+    const script = path.relative(ROOT_DIR, REPLICA_SCRIPT);
+    const mounted = replica.volumes!.find((v) => v.startsWith(`./${script}:`))!.split(':')[1]!;
+    expect(replica.entrypoint).toEqual(['sh', mounted]);
+    expect(replica.user).toBe('postgres');
+    expect(replica.environment).toMatchObject({ PRIMARY_HOST: 'db', PGPASSWORD: expect.stringMatching(/^\$\{REPLICATION_PASSWORD[:?}]/) });
+    expect(replica.volumes).toContain('db-replica-data:/var/lib/postgresql/data');
+    expect(replica.environment!.PGDATA).toMatch(/^\/var\/lib\/postgresql\/data\/./);
+    expect(compose.volumes).toHaveProperty('db-replica-data');
+    const scriptText = readFileSync(REPLICA_SCRIPT, 'utf8');
+    expect(scriptText).toMatch(new RegExp(`pg_basebackup [^\\n]*--username=${REPLICATION_ROLE}`));
+    expect(scriptText).toContain('--write-recovery-conf');
+    // The primary lets the replication role stream: its client authentication is ours, mounted.
+    expect(services.db!.command).toEqual(['postgres', '-c', 'hba_file=/etc/postgresql/pg_hba.conf']);
+    expect(services.db!.volumes).toContain('./scripts/deploy/pg_hba.conf:/etc/postgresql/pg_hba.conf:ro');
+    const hba = readFileSync(path.join(ROOT_DIR, 'scripts/deploy/pg_hba.conf'), 'utf8').split('\n').filter((l) => l.trim() && !l.startsWith('#')).map((l) => l.trim().split(/\s+/));
+    expect(hba).toContainEqual(['host', 'replication', REPLICATION_ROLE, 'all', 'scram-sha-256']);
+    expect(hba).toContainEqual(['host', 'all', 'all', 'all', 'scram-sha-256']);
+    // migrate makes the role, the replica waits for it; the replica's PostgREST waits for the replica.
+    expect(services.migrate!.environment!.REPLICATION_PASSWORD).toBe('${REPLICATION_PASSWORD:-}');
+    expect(replica.depends_on).toEqual({ migrate: { condition: 'service_completed_successfully' } });
+    expect(services['rest-replica']!.depends_on).toEqual({ 'db-replica': { condition: 'service_healthy' } });
+  });
+
+  it('has the gateway and the edge read through one PostgREST, the primary\'s unless POSTGREST_UPSTREAM names the replica\'s', () => {
+    expect(services.gateway!.environment!.POSTGREST_UPSTREAM).toBe('${POSTGREST_UPSTREAM:-rest:3000}');
+    expect(services.edge!.environment!.EDGE_POSTGREST_UPSTREAM).toBe('http://${POSTGREST_UPSTREAM:-rest:3000}');
   });
 
   it('mounts the same nginx templates and snippets the local stack renders', () => {

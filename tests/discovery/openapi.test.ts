@@ -105,7 +105,8 @@ describe('the OpenAPI descriptions as documents', () => {
     expect(props('Returns')).toEqual(['from_date', 'gross_yield_pct', 'net_usd', 'net_yield_pct', 'rewards_usd', 'rewards_vs_costs',
       'to_date', 'trading_costs_usd', 'window_days']);
     expect(props('HealthRecord')).toEqual(['checked_at', 'data', 'status', 'writer']);
-    expect(props('HealthData')).toEqual(['accrual_age_minutes', 'accrual_fresh', 'fresh', 'last_accrual_at', 'last_payout_date', 'payout_age_days']);
+    expect(props('HealthData')).toEqual(['accrual_age_minutes', 'accrual_fresh', 'fresh', 'last_accrual_at', 'last_payout_date', 'payout_age_days', 'replica_lag_seconds']);
+    expect(s.HealthData.properties.replica_lag_seconds.type).toEqual(['integer', 'null']);
     expect(props('WriterLiveness')).toEqual(['alive', 'last_heartbeat_at', 'name']);
     expect(s.StatsRecord.properties.updated_at.format).toBe('date-time');
     expect(s.DailyPayout.properties.date.format).toBe('date');

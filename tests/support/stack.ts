@@ -1,2 +1,2 @@
-// Tests start private stacks with the same helper the benchmark uses.
-export { startTestStack, type TestStack } from '../../scripts/stack/ephemeral.ts';
+// Tests start private stacks (and replicas and further nodes beside them) with the helpers the benchmark uses.
+export { startTestNode, startTestReplica, startTestStack, type TestNode, type TestReplica, type TestStack } from '../../scripts/stack/ephemeral.ts';
