@@ -7,6 +7,7 @@ import { createA2A } from './a2a.ts';
 import { createAnswerSigner, type AnswerSigner } from './response-signature.ts';
 import { createAnswerSigning, requestedCoding, type Answer, type AnswerSigning, type Compress, type SignedAnswer } from './answers.ts';
 import type { EdgeConfig } from './config.ts';
+import { NextLoad } from './cache.ts';
 import { createFigures, madeFrom, type Figures, type Prepared } from './figures.ts';
 import { etagMatches, jsonError, NO_STORE, prefersHtml, prefersMarkdown, strongEtag } from './http.ts';
 import { badgeSvg, SVG_TYPE } from './badge.ts';
@@ -84,6 +85,31 @@ function notFound(c: Context): Response {
     );
   }
   return jsonError(404, 'Not found: this site serves GET /api/stats, GET /api/history (also .csv), GET /api/health, POST /mcp, POST /a2a and the documents linked from /.');
+}
+
+interface PostgrestAnswer {
+  status: number;
+  body: Uint8Array<ArrayBuffer>;
+  contentType: string;
+  etag: string | null;
+  lastModified: string | undefined;
+}
+
+/** One call of a record's function on PostgREST, read whole. */
+async function fetchPostgrest(cfg: EdgeConfig, fn: string, body: string): Promise<PostgrestAnswer> {
+  const upstream = await fetch(`${cfg.postgrestUpstream}/rpc/${fn}`, {
+    method: 'POST',
+    headers: { 'content-type': 'application/json', accept: 'application/json' },
+    body,
+    signal: AbortSignal.timeout(cfg.upstreamTimeoutMs),
+  });
+  return {
+    status: upstream.status,
+    body: new Uint8Array(await upstream.arrayBuffer()),
+    contentType: upstream.headers.get('content-type') ?? JSON_TYPE,
+    etag: upstream.headers.get('etag'),
+    lastModified: upstream.headers.get('last-modified') ?? undefined,
+  };
 }
 
 export interface AppOptions {
@@ -201,26 +227,28 @@ export function createApp(cfg: EdgeConfig, options: AppOptions = {}): Hono {
 
   // The API host's records, fetched from PostgREST as the gateway asks for them (the one call, with
   // its body), compressed for the coding it picked and signed for the API host. PostgREST's own
-  // refusals pass through unsigned for the gateway to turn into its JSON errors.
+  // refusals pass through unsigned for the gateway to turn into its JSON errors. Requests that come
+  // while the same call is under way share the next one, which begins after they came: every answer
+  // is read after its request, and PostgREST reads it once for all of them.
+  const postgrestCalls = new Map<string, NextLoad<PostgrestAnswer>>();
+  const callPostgrest = (fn: string, body: string) => {
+    const key = `${fn}|${body}`;
+    let calls = postgrestCalls.get(key);
+    if (!calls) postgrestCalls.set(key, calls = new NextLoad(() => fetchPostgrest(cfg, fn, body)));
+    return calls.get();
+  };
   app.post('/api-host/rpc/:fn{landing_stats|landing_history|landing_log}', async (c) => {
     const fn = c.req.param('fn');
-    let upstream: Response;
+    let upstream: PostgrestAnswer;
     try {
-      upstream = await fetch(`${cfg.postgrestUpstream}/rpc/${fn}`, {
-        method: 'POST',
-        headers: { 'content-type': 'application/json', accept: 'application/json' },
-        body: await c.req.text(),
-        signal: AbortSignal.timeout(cfg.upstreamTimeoutMs),
-      });
+      upstream = await callPostgrest(fn, await c.req.text());
     } catch (error) {
       console.error(`edge: ${fn} from PostgREST failed: ${(error as Error).message}`);
       return unavailable();
     }
-    const body = new Uint8Array(await upstream.arrayBuffer());
-    const contentType = upstream.headers.get('content-type') ?? JSON_TYPE;
-    const etag = upstream.headers.get('etag');
-    if (upstream.status !== 200 || !etag) return new Response(body, { status: upstream.status, headers: { 'content-type': contentType, ...NO_STORE } });
-    const answer: Answer = { body, contentType, etag, lastModified: upstream.headers.get('last-modified') ?? undefined, path: `${API_PATHS.REST_BASE}/rpc/${fn}` };
+    const { status, body, contentType, etag, lastModified } = upstream;
+    if (status !== 200 || !etag) return new Response(body, { status, headers: { 'content-type': contentType, ...NO_STORE } });
+    const answer: Answer = { body, contentType, etag, lastModified, path: `${API_PATHS.REST_BASE}/rpc/${fn}` };
     // The ETag is the record's own hash: the same record is compressed and signed once per coding.
     return sent(c, await apiAnswers.sign(answer, coding(c), fn));
   });

@@ -45,3 +45,37 @@ export class SingleFlight<T> {
     return this.#inflight;
   }
 }
+
+/**
+ * Shares loads among concurrent callers, never answering one with a load that began before it asked:
+ * a caller that comes while a load is under way waits for the next, which starts as that one ends and
+ * serves every caller that came meanwhile. Nothing is kept once a load has answered its callers.
+ */
+export class NextLoad<T> {
+  #running: Promise<T> | undefined;
+  #next: Promise<T> | undefined;
+
+  private readonly load: () => Promise<T>;
+
+  constructor(load: () => Promise<T>) {
+    this.load = load;
+  }
+
+  get(): Promise<T> {
+    if (!this.#running) return this.#start();
+    this.#next ??= this.#running.then(() => {}, () => {}).then(() => {
+      this.#next = undefined;
+      return this.#start();
+    });
+    return this.#next;
+  }
+
+  #start(): Promise<T> {
+    const running = this.load();
+    this.#running = running;
+    running.then(() => {}, () => {}).then(() => {
+      if (this.#running === running) this.#running = undefined;
+    });
+    return running;
+  }
+}

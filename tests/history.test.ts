@@ -156,6 +156,18 @@ describe('the nights built when the data change', () => {
     expect(corrected.slice(0, 500)).toEqual(expected.slice(0, 500));
     expect(corrected[500]).toEqual({ ...night, usd: cents(night.usd + 1.25), total_usd: cents(night.total_usd + 1.25) });
     expect(corrected.at(-1)!.total_usd).toBe(cents(expected.at(-1)!.total_usd + 1.25));
+    // A session that wrote nothing reads the snapshot: what it holds is what is served.
+    await withClient(stack.db.adminUrl, async (c) => {
+      await c.query('begin');
+      try {
+        await c.query(`update stats.history_snapshot set nights = '[]'`);
+        await c.query('commit');
+      } catch (error) {
+        await c.query('rollback');
+        throw error;
+      }
+    });
+    expect((await historyNow()).nights).toEqual([]);
     // Without a snapshot (a TRUNCATE of a source table removes it) the nights are computed live.
     await query(stack.db.adminUrl, 'delete from stats.history_snapshot');
     expect(strip((await historyNow()).nights)).toEqual(corrected);

@@ -122,6 +122,34 @@ describe('a supervised stack', () => {
   }, 60_000);
 });
 
+describe('an edge with a worker per core', () => {
+  let stack: TestStack;
+  beforeAll(async () => { stack = await startTestStack({ seedDemo: true, env: { EDGE_WORKERS: '2' } }); }, 120_000);
+  afterAll(async () => { await stack?.destroy(); });
+
+  it('serves as a primary and two workers, and is started again whole when one of them dies', async () => {
+    const primary = stack.edge.child!.process.pid!;
+    // The primary and its two workers, one process group.
+    expect(groupMembers(primary)).toHaveLength(3);
+    const mcp = () => timed(`${stack.cfg.siteUrl}/mcp`, {
+      method: 'POST',
+      headers: { 'content-type': 'application/json', accept: 'application/json, text/event-stream' },
+      body: '{"jsonrpc":"2.0","id":1,"method":"tools/list"}',
+    });
+    // nginx spreads its connections over the workers; every answer is whole.
+    const answers = await Promise.all(Array.from({ length: 20 }, mcp));
+    for (const answer of answers) expect(answer.status).toBe(200);
+    const worker = groupMembers(primary).find((pid) => pid !== primary)!;
+    process.kill(worker, 'SIGKILL');
+    await until('the edge\'s process group gone', async () => groupMembers(primary).length, (n) => n === 0, 10_000);
+    await until('the edge restarted', async () => stack.edge.child?.process.pid, (p) => p !== undefined && p !== primary);
+    const back = await until('MCP answers again', mcp, (r) => r.status === 200, 60_000);
+    expect(JSON.parse(back.body).result.tools.length).toBeGreaterThan(0);
+    expect(groupMembers(stack.edge.child!.process.pid!)).toHaveLength(3);
+    expect(stack.logs.join('\n')).toMatch(/worker \d+ exited \(SIGKILL\); stopping the edge/);
+  }, 120_000);
+});
+
 describe('npm start as a service', () => {
   let dir: string;
   let env: Record<string, string>;

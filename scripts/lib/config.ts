@@ -98,7 +98,7 @@ export interface Config extends Secrets {
   edgeTunables: Record<string, string>;
 }
 
-const EDGE_TUNABLES = ['EDGE_STATS_TTL_SECONDS', 'EDGE_HEALTH_TTL_SECONDS', 'EDGE_UPSTREAM_TIMEOUT_SECONDS', 'EDGE_WARM_SECONDS'];
+const EDGE_TUNABLES = ['EDGE_STATS_TTL_SECONDS', 'EDGE_HEALTH_TTL_SECONDS', 'EDGE_UPSTREAM_TIMEOUT_SECONDS', 'EDGE_WARM_SECONDS', 'EDGE_WORKERS'];
 
 function count(env: Env, name: string, fallback: number, min = 0): number {
   const raw = env[name];

@@ -5,6 +5,13 @@ import path from 'node:path';
 import { ROOT_DIR, type Config } from './config.ts';
 import { startChild, waitUntil, type Child, type Log } from './processes.ts';
 
+/**
+ * The edge's V8 heap, bounded: its live data is a few tens of MiB, and without a bound V8 lets the heap
+ * grow to hundreds of MiB under load before it collects (https://nodejs.org/api/cli.html#--max-old-space-sizesize-in-mib,
+ * https://nodejs.org/api/cli.html#--max-semi-space-sizesize-in-mib). Workers inherit them.
+ */
+export const EDGE_NODE_FLAGS = ['--max-old-space-size=128', '--max-semi-space-size=4'];
+
 export async function startEdge(cfg: Config, log: Log): Promise<Child> {
   const env: Record<string, string> = {
     PATH: process.env.PATH ?? '',
@@ -22,7 +29,7 @@ export async function startEdge(cfg: Config, log: Log): Promise<Child> {
     HTTP_SIG_RETIRED_PUBLIC_KEYS: cfg.HTTP_SIG_RETIRED_PUBLIC_KEYS,
     ...cfg.edgeTunables,
   };
-  const child = startChild('edge', process.execPath, [path.join(ROOT_DIR, 'edge', 'server.ts')], { cwd: ROOT_DIR, env, log });
+  const child = startChild('edge', process.execPath, [...EDGE_NODE_FLAGS, path.join(ROOT_DIR, 'edge', 'server.ts')], { cwd: ROOT_DIR, env, log });
   // The agent card needs no upstream, so readiness does not depend on (or pre-fill a cache from)
   // an API host that may not be listening yet.
   await waitUntil('edge', async () => (await fetch(`http://${cfg.bindHost}:${cfg.edgePort}/.well-known/agent-card.json`)).ok, 20_000, child);

@@ -30,9 +30,10 @@ function privateDataDir(): string {
 export async function startTestStack(options: { seedDemo?: boolean; env?: Env } = {}): Promise<TestStack> {
   const dataDir = privateDataDir();
   const secrets = await completeSecrets({});
-  // No cache warming unless asked for: a test that changes the data reads it at once, from caches
-  // that only its own requests filled.
-  const env: Env = { ...secrets, DATA_DIR: dataDir, NGINX_WORKERS: '1', EDGE_WARM_SECONDS: '0', ...options.env };
+  // One nginx worker and one edge process (tests run many stacks on two cores), and no cache warming
+  // unless asked for: a test that changes the data reads it at once, from caches that only its own
+  // requests filled.
+  const env: Env = { ...secrets, DATA_DIR: dataDir, NGINX_WORKERS: '1', EDGE_WORKERS: '1', EDGE_WARM_SECONDS: '0', ...options.env };
   for (const name of [...NODE_PORTS, 'POSTGRES_PORT']) {
     env[name] ??= String(await freePort());
   }

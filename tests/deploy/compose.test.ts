@@ -12,6 +12,7 @@ import { configFromEnv, ROOT_DIR } from '../../scripts/lib/config.ts';
 import { postgrestEnv } from '../../scripts/lib/postgrest.ts';
 import { writerConfigFromEnv } from '../../scripts/writer/config.ts';
 import { REPLICATION_ROLE } from '../../scripts/lib/database.ts';
+import { EDGE_NODE_FLAGS } from '../../scripts/lib/edge.ts';
 import { REPLICA_SCRIPT } from '../../scripts/lib/replica.ts';
 import { findNginx, NGINX_DIR, renderTemplate } from '../../scripts/lib/nginx.ts';
 import { envExampleNames } from '../support/env-example.ts';
@@ -122,6 +123,10 @@ describe('docker-compose.yml', () => {
   it('runs a standby writer with exactly the settings of the writer', () => {
     expect(services['writer-standby']).toEqual(services.writer);
     expect(services.writer!.command).toEqual(['node', 'scripts/writer/cli.ts', 'run']);
+  });
+
+  it('runs the edge with the heap bounds the local stack gives it', () => {
+    expect(services.edge!.command).toEqual(['node', ...EDGE_NODE_FLAGS, 'edge/server.ts']);
   });
 
   it("gives the writers every setting the writer reads, and with compose's defaults they run as the local stack's writer does", () => {

@@ -1,7 +1,7 @@
 // The edge's small pure pieces: content negotiation, ETag comparison, the single-flight cache,
 // the chart and the wording rules. No stack needed beyond what the run starts anyway.
 import { describe, expect, it } from 'vitest';
-import { SingleFlight } from '../../edge/cache.ts';
+import { NextLoad, SingleFlight } from '../../edge/cache.ts';
 import { acceptQuality, etagMatches, prefersHtml, prefersMarkdown, strongEtag } from '../../edge/http.ts';
 import { nightsChart } from '../../edge/page/chart.ts';
 import { askedSkill } from '../../edge/a2a.ts';
@@ -46,6 +46,43 @@ describe('ETags', () => {
     expect(etagMatches('*', a)).toBe(true);
     expect(etagMatches('"x"', a)).toBe(false);
     expect(etagMatches(null, a)).toBe(false);
+  });
+});
+
+describe('NextLoad', () => {
+  it('answers each caller with a load that began after it asked, shared by all who asked meanwhile', async () => {
+    const started: number[] = [];
+    const releases: (() => void)[] = [];
+    let fail = false;
+    const loads = new NextLoad(async () => {
+      const n = started.push(started.length + 1);
+      await new Promise<void>((r) => releases.push(r));
+      if (fail) throw new Error('upstream down');
+      return n;
+    });
+    const first = loads.get();
+    // Asked while load 1 runs: they share load 2, which starts only when load 1 is over.
+    const during = [loads.get(), loads.get(), loads.get()];
+    expect(started).toEqual([1]);
+    releases[0]!();
+    expect(await first).toBe(1);
+    await new Promise((r) => setTimeout(r, 0));
+    expect(started).toEqual([1, 2]);
+    // Asked while load 2 runs: load 3.
+    const later = loads.get();
+    releases[1]!();
+    expect(await Promise.all(during)).toEqual([2, 2, 2]);
+    await new Promise((r) => setTimeout(r, 0));
+    expect(started).toEqual([1, 2, 3]);
+    // A failure reaches the callers of that load; the next caller starts another.
+    fail = true;
+    releases[2]!();
+    await expect(later).rejects.toThrow('upstream down');
+    fail = false;
+    const after = loads.get();
+    expect(started).toEqual([1, 2, 3, 4]);
+    releases[3]!();
+    expect(await after).toBe(4);
   });
 });
 
