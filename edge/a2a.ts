@@ -20,7 +20,7 @@ import type { EdgeConfig } from './config.ts';
 import type { Figures } from './figures.ts';
 import { strongEtag, etagMatches } from './http.ts';
 import { INVALID_PARAMS, paramsProblem, publicError, type RpcError } from './rpc-errors.ts';
-import { healthSummary, historySummary, RULES, SERVICE_NAME, statsSummary, verification } from './texts.ts';
+import { healthSummary, historySummary, RULES, SERVICE_NAME, statsSummary, verification } from '../contract/texts.ts';
 
 export const AGENT_VERSION = '0.1.0-alpha';
 /** The protocol version a 0.3 agent card states (https://a2a-protocol.org/v0.3.0/specification/). */
@@ -51,7 +51,7 @@ const SKILLS: AgentSkill[] = [
   {
     id: 'health',
     name: 'Data freshness and liveness',
-    description: 'Whether the data are fresh and the writer is alive ("ok", "degraded" or "down"). Input: text that asks about health, status or freshness, or a JSON data part {"skill": "health"}.',
+    description: 'Whether the data are fresh and the writer is alive, and on a read replica how far its data trail the primary ("ok", "degraded" or "down"). Input: text that asks about health, status or freshness, or a JSON data part {"skill": "health"}.',
     tags: ['health', 'freshness', 'read-only'],
     examples: ['health', 'Is the data fresh?', '{"skill": "health"}'],
     inputModes: ['text/plain', 'application/json'],

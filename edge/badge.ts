@@ -2,8 +2,8 @@
 // per-character width (the look of https://shields.io badges, without their font tables). It says
 // "demo" while the data is demo, and it is an accessible image: role="img", a title and aria-label.
 import { esc } from './page/escape.ts';
-import type { PublishedStats } from './records.ts';
-import { money } from './texts.ts';
+import type { PublishedStats } from '../contract/records.ts';
+import { money } from '../contract/texts.ts';
 
 export const SVG_TYPE = 'image/svg+xml; charset=utf-8';
 const CHAR_WIDTH = 7;

@@ -4,9 +4,9 @@
 // night's payout was first recorded or last corrected.
 import type { EdgeConfig } from './config.ts';
 import { esc } from './page/escape.ts';
-import { SITE_PATHS } from './paths.ts';
-import type { HistoryRecord } from './records.ts';
-import { citeSentence, DEMO_NOTICE, money, RULES, SERVICE_NAME } from './texts.ts';
+import { SITE_PATHS } from '../contract/paths.ts';
+import type { HistoryRecord } from '../contract/records.ts';
+import { citeSentence, DEMO_NOTICE, money, RULES, SERVICE_NAME } from '../contract/texts.ts';
 
 export const FEED_NIGHTS = 60;
 export const ATOM_TYPE = 'application/atom+xml; charset=utf-8';

@@ -4,8 +4,8 @@
 import { SingleFlight } from './cache.ts';
 import type { EdgeConfig } from './config.ts';
 import { strongEtag } from './http.ts';
-import type { HistoryRecord, LogRecord, PublishedHealth, PublishedStats, StatsRecord } from './records.ts';
-import { SERVICE_NAME, citeSentence, notesFor } from './texts.ts';
+import type { HistoryRecord, LogRecord, PublishedHealth, PublishedStats, StatsRecord } from '../contract/records.ts';
+import { SERVICE_NAME, citeSentence, notesFor } from '../contract/texts.ts';
 import type { Upstream } from './upstream.ts';
 
 export interface Prepared<T> {

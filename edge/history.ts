@@ -1,7 +1,7 @@
 // The track record as the site serves it: an optional from/to date range (inclusive, UTC dates) cut
 // from the landing_history record, as JSON or as CSV (RFC 4180: a header row, CRLF line ends, empty
 // fields for nulls). The CSV's columns are the contract's night fields, in the contract's order.
-import { HistoryNightSchema, type HistoryRecord } from './records.ts';
+import { HistoryNightSchema, type HistoryRecord } from '../contract/records.ts';
 
 export interface DateRange { from?: string; to?: string }
 

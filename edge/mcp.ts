@@ -21,9 +21,9 @@ import type { Figures } from './figures.ts';
 import { z } from 'zod';
 import { parseRange, withinRange } from './history.ts';
 import { createMcpMemo } from './mcp-memo.ts';
-import { HistoryRecordSchema, PublishedHealthSchema, PublishedStatsSchema } from './records.ts';
-import { INTERNAL_ERROR, INVALID_PARAMS, INVALID_REQUEST, paramsProblem, publicError, UNAVAILABLE_MESSAGE, type RpcError } from './rpc-errors.ts';
-import { healthSummary, historySummary, mcpInstructions, SERVICE_NAME, statsSummary } from './texts.ts';
+import { HistoryRecordSchema, PublishedHealthSchema, PublishedStatsSchema } from '../contract/records.ts';
+import { INTERNAL_ERROR, INVALID_PARAMS, INVALID_REQUEST, paramsProblem, publicError, type RpcError } from './rpc-errors.ts';
+import { healthSummary, historySummary, mcpInstructions, SERVICE_NAME, statsSummary, UNAVAILABLE_MESSAGE } from '../contract/texts.ts';
 
 export const MCP_SERVER_NAME = 'public-stats';
 export const MCP_SERVER_VERSION = '0.1.0-alpha';
@@ -76,7 +76,7 @@ function buildServer(cfg: Pick<EdgeConfig, 'siteUrl'>, figures: Figures): McpSer
   });
   server.registerTool('get_health', {
     title: 'Get data freshness and writer liveness',
-    description: 'Whether the payout and accrual data are fresh and the writer is alive: status "ok", "degraded" or "down".',
+    description: 'Whether the payout and accrual data are fresh and the writer is alive, and on a read replica how far its data trail the primary: status "ok", "degraded" or "down".',
     outputSchema: PublishedHealthSchema,
     annotations: { title: 'Get data freshness and writer liveness', ...READ_ONLY },
   }, async () => {

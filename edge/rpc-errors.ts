@@ -3,6 +3,8 @@
 // stack overflow, upstream error text) goes to the log only.
 // Codes: https://www.jsonrpc.org/specification#error_object
 
+import { UNAVAILABLE_MESSAGE } from '../contract/texts.ts';
+
 export const INVALID_REQUEST = -32600;
 export const INVALID_PARAMS = -32602;
 export const INTERNAL_ERROR = -32603;
@@ -13,8 +15,6 @@ export interface RpcError {
   data?: unknown;
 }
 
-/** The one internal error whose words callers see: the figures' upstream did not answer. */
-export const UNAVAILABLE_MESSAGE = 'The statistics are unavailable right now (the API host or its database did not answer); retry in a minute.';
 
 /** Deeper params are not a request of these protocols; the SDKs recurse into them and overflow. */
 export const MAX_PARAMS_DEPTH = 32;

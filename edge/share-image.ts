@@ -3,8 +3,8 @@
 // renderer is given. It says "demo" while the data is demo.
 import { runningTotalPath } from './page/chart.ts';
 import { esc } from './page/escape.ts';
-import type { HistoryRecord, PublishedStats } from './records.ts';
-import { money, SERVICE_NAME } from './texts.ts';
+import type { HistoryRecord, PublishedStats } from '../contract/records.ts';
+import { money, SERVICE_NAME } from '../contract/texts.ts';
 
 export const SHARE_IMAGE_SIZE = { width: 1200, height: 630 } as const;
 export const SHARE_IMAGE_FONT = 'DejaVu Sans';

@@ -6,13 +6,14 @@
 import { calculateJwkThumbprint } from 'jose';
 import { directoryResponseHeaders } from 'web-bot-auth';
 import { Ed25519Signer } from 'web-bot-auth/crypto';
+import { KEY_DIRECTORY_CACHE_SECONDS } from '../contract/documents.ts';
 
-/** A signature stays valid this long; a new one is made each minute (RFC 9421 §2.3 created/expires). */
+/**
+ * A signature stays valid this long; a new one is made each time clients may have stopped keeping the
+ * last answer (RFC 9421 §2.3 created/expires).
+ */
 const SIGNATURE_LIFETIME_SECONDS = 300;
-const SIGNATURE_STEP_SECONDS = 60;
-/** Clients may keep the signed answer while its signature is fresh. */
-export const KEY_DIRECTORY_CACHE_CONTROL = `public, max-age=${SIGNATURE_STEP_SECONDS}`;
-export const KEY_DIRECTORY_MEDIA_TYPE = 'application/http-message-signatures-directory+json';
+const SIGNATURE_STEP_SECONDS = KEY_DIRECTORY_CACHE_SECONDS;
 
 export interface PublicEd25519Jwk { kty: 'OKP'; crv: 'Ed25519'; x: string; kid: string; use: 'sig' }
 

@@ -6,15 +6,14 @@
 // node serving the same entries serves the same checkpoint, byte for byte.
 import { Hono, type Context } from 'hono';
 import type { EdgeConfig } from './config.ts';
-import { CACHE_IMMUTABLE } from './documents.ts';
+import { CACHE_IMMUTABLE } from '../contract/documents.ts';
 import { madeFrom, type Figures, type Prepared } from './figures.ts';
 import { etagMatches, jsonError, strongEtag } from './http.ts';
 import { esc } from './page/escape.ts';
-import { logOrigin, SITE_PATHS } from './paths.ts';
-import type { LogRecord } from './records.ts';
+import { logOrigin, SITE_PATHS } from '../contract/paths.ts';
+import type { LogRecord } from '../contract/records.ts';
 import { importSigningKey, type SigningKey } from './signing.ts';
-import { logInUse, SERVICE_NAME, verification } from './texts.ts';
-import { UNAVAILABLE_MESSAGE } from './rpc-errors.ts';
+import { logInUse, SERVICE_NAME, UNAVAILABLE_MESSAGE, verification } from '../contract/texts.ts';
 import { buildTree, type Tree } from './tlog/merkle.ts';
 import { checkpointBody, formatReceipt, noteVerifierKey, signNote } from './tlog/note.ts';
 import { parseTilePath, tileBytes } from './tlog/tiles.ts';

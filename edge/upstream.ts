@@ -3,7 +3,7 @@
 import { PostgrestClient } from '@supabase/postgrest-js';
 import type { z } from 'zod';
 import type { EdgeConfig } from './config.ts';
-import { HealthRecordSchema, HistoryRecordSchema, LogRecordSchema, StatsRecordSchema, type HealthRecord, type HistoryRecord, type LogRecord, type StatsRecord } from './records.ts';
+import { HealthRecordSchema, HistoryRecordSchema, LogRecordSchema, StatsRecordSchema, type HealthRecord, type HistoryRecord, type LogRecord, type StatsRecord } from '../contract/records.ts';
 
 export class UpstreamError extends Error {}
 

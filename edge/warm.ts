@@ -4,7 +4,7 @@
 // https://nginx.org/en/docs/http/ngx_http_proxy_module.html#proxy_cache_use_stale). One HEAD per
 // cached record and coding fills an entry that is missing and starts the refresh of one that has
 // expired, without carrying the bodies.
-import { CACHED_RECORD_PATHS } from './paths.ts';
+import { CACHED_RECORD_PATHS } from '../contract/paths.ts';
 
 /** What clients ask for, as the gateways key it: identity, gzip and brotli. */
 const CODINGS = ['identity', 'gzip', 'br'];

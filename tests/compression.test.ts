@@ -5,8 +5,8 @@
 import { request } from 'node:http';
 import { brotliDecompressSync, gunzipSync } from 'node:zlib';
 import { describe, expect, inject, it } from 'vitest';
-import { SITE_DOCUMENTS } from '../edge/documents.ts';
-import { API_PATHS, SITE_PATHS } from '../edge/paths.ts';
+import { SITE_DOCUMENTS } from '../contract/documents.ts';
+import { API_PATHS, SITE_PATHS } from '../contract/paths.ts';
 import { findBrotliModules } from '../scripts/lib/nginx.ts';
 
 // Brotli is sent where nginx has its modules (CI and `npm start` as root install them).

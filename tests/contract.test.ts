@@ -1,7 +1,7 @@
-// The record contract (edge/records.ts) and the SQL that produces the records name the same fields:
+// The record contract (contract/records.ts) and the SQL that produces the records name the same fields:
 // a field added or renamed on one side only fails here.
 import { describe, expect, inject, it } from 'vitest';
-import { CapitalSchema, DailyPayoutSchema, HealthDataSchema, HealthRecordSchema, ReturnsSchema, StatsRecordSchema, WriterLivenessSchema } from '../edge/records.ts';
+import { CapitalSchema, DailyPayoutSchema, HealthDataSchema, HealthRecordSchema, ReturnsSchema, StatsRecordSchema, WriterLivenessSchema } from '../contract/records.ts';
 import { withClient } from './support/db.ts';
 
 const { adminUrl } = inject('stack');

@@ -6,7 +6,7 @@ import { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
 import { XMLParser, XMLValidator } from 'fast-xml-parser';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { API_PATHS, SITE_PATHS } from '../edge/paths.ts';
+import { API_PATHS, SITE_PATHS } from '../contract/paths.ts';
 import { withClient } from './support/db.ts';
 import { startTestStack, type TestStack } from './support/stack.ts';
 import { addDays, cliEnv, query, runCli, todayUtc } from './writer/helpers.ts';

@@ -14,7 +14,7 @@ import { promisify } from 'node:util';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { ROOT_DIR } from '../scripts/lib/config.ts';
 import { freePort } from '../scripts/lib/processes.ts';
-import { API_PATHS, SITE_PATHS } from '../edge/paths.ts';
+import { API_PATHS, SITE_PATHS } from '../contract/paths.ts';
 import { startTestStack, type TestStack } from './support/stack.ts';
 import { rawGet, sha256Digest, verifyWithHttpMessageSig, verifyWithHttpMessageSignatures, type DirectoryKey, type RawAnswer } from './support/signatures.ts';
 import { addDays, cliEnv, runCli, todayUtc } from './writer/helpers.ts';

@@ -1,11 +1,11 @@
 // The landing page: server-rendered HTML that reads completely without JavaScript (the only
 // script is the optional WebMCP registration). Inline CSS and SVG, no external assets.
 import type { EdgeConfig } from '../config.ts';
-import type { HistoryRecord, PublishedHealth, PublishedStats } from '../records.ts';
-import { count, DEMO_NOTICE, FIGURES_LICENSE, disclaimer, keyFigures, lede, logInUse, money, orNone, percent, replicaLag, RULES, RULES_FOR_PEOPLE, SERVICE_NAME, verification, type KeyFigure } from '../texts.ts';
+import type { HistoryRecord, PublishedHealth, PublishedStats } from '../../contract/records.ts';
+import { count, DEMO_NOTICE, FIGURES_LICENSE, disclaimer, keyFigures, lede, logInUse, money, orNone, percent, replicaLag, RULES, RULES_FOR_PEOPLE, SERVICE_NAME, verification, type KeyFigure } from '../../contract/texts.ts';
 import { cumulativeChart, monthEnds, nightsChart } from './chart.ts';
 import { SHARE_IMAGE_SIZE } from '../share-image.ts';
-import { SITE_PATHS } from '../paths.ts';
+import { SITE_PATHS } from '../../contract/paths.ts';
 import { esc } from './escape.ts';
 import { DISCOVERY_DOCUMENTS, ENDPOINTS } from './links.ts';
 import { WEBMCP_SCRIPT } from './webmcp.ts';

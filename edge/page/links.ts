@@ -1,7 +1,7 @@
 // The discovery documents the page links to, and the `Link` header of `/` (the agent-readiness
 // scanner's "linkHeaders" check: exactly these five relations, absolute URLs).
-import { SITE_DOCUMENTS } from '../documents.ts';
-import { SITE_PATHS } from '../paths.ts';
+import { SITE_DOCUMENTS } from '../../contract/documents.ts';
+import { SITE_PATHS } from '../../contract/paths.ts';
 import type { EdgeConfig } from '../config.ts';
 
 export interface DocLink {

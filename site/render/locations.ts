@@ -1,11 +1,11 @@
 // The site host's nginx locations for the static documents, generated from the rows of
-// edge/documents.ts: each is served from the rendered root with its exact media type, cache policy
+// contract/documents.ts: each is served from the rendered root with its exact media type, cache policy
 // and headers, with CORS, ETag and Last-Modified (nginx adds those two to static files), HEAD and a
 // 204 preflight. Media types are set per location (empty `types`, explicit default_type) because
 // several files have no extension and others need exact types with parameters. A location with
 // add_header of its own inherits none from the server, hence the repeated include.
-import { API_HOST_DIR, API_HOST_DOCUMENTS, SKILL_FILE_TYPES, STATIC_DOCUMENTS, type SiteDocument } from '../../edge/documents.ts';
-import { SITE_PATHS } from '../../edge/paths.ts';
+import { API_HOST_DIR, API_HOST_DOCUMENTS, SKILL_FILE_TYPES, STATIC_DOCUMENTS, type SiteDocument } from '../../contract/documents.ts';
+import { SITE_PATHS } from '../../contract/paths.ts';
 
 /** An nginx string literal: double-quoted, with backslashes and quotes escaped. */
 const quoted = (value: string) => `"${value.replace(/\\/g, '\\\\').replace(/"/g, '\\"')}"`;
@@ -33,7 +33,7 @@ const skillsDir = SITE_PATHS.SKILLS_INDEX.replace(/index\.json$/, '');
  */
 export function apiDocumentLocations(): string {
   return [
-    '# Generated from edge/documents.ts by site/render/locations.ts: edit the rows there, not this file.',
+    '# Generated from contract/documents.ts by site/render/locations.ts: edit the rows there, not this file.',
     ...API_HOST_DOCUMENTS.map((doc) => location(doc, `$site_documents_root/${API_HOST_DIR}`)),
     '',
   ].join('\n');
@@ -42,7 +42,7 @@ export function apiDocumentLocations(): string {
 /** The whole snippet, included in the site host's server block. */
 export function documentLocations(): string {
   return [
-    '# Generated from edge/documents.ts by site/render/locations.ts: edit the rows there, not this file.',
+    '# Generated from contract/documents.ts by site/render/locations.ts: edit the rows there, not this file.',
     ...STATIC_DOCUMENTS.map((doc) => location(doc)),
     // The skills' own files, under the index's directory.
     `location ^~ ${skillsDir} {`,

@@ -1,4 +1,4 @@
-// Renders the site host's static documents (the rows of edge/documents.ts) into `outDir` from one
+// Renders the site host's static documents (the rows of contract/documents.ts) into `outDir` from one
 // configuration: the public URLs, the current anon key, the public signing key and the policy's
 // last-updated date. A row with a source is its template under site/documents, filled; the others
 // are built here. Called at start-up by the local stack and by `npm run build:site -- <outDir>`.
@@ -9,12 +9,12 @@ import path from 'node:path';
 import { brotliCompressSync, constants as zlib, gzipSync } from 'node:zlib';
 import { ROOT_DIR, type Config } from '../../scripts/lib/config.ts';
 import { hostDocument } from './openapi.ts';
-import { API_HOST_DOCUMENTS, STATIC_DOCUMENTS } from '../../edge/documents.ts';
+import { API_HOST_DOCUMENTS, STATIC_DOCUMENTS } from '../../contract/documents.ts';
 import { fillJson, fillText, type Vars } from './templates.ts';
-import { API_PATHS, logOrigin, publicUrls, SITE_PATHS, skillPath } from '../../edge/paths.ts';
+import { API_PATHS, logOrigin, publicUrls, SITE_PATHS, skillPath } from '../../contract/paths.ts';
 import { mcpCardFacts, MCP_SERVER_VERSION, type McpCardFacts } from '../../edge/mcp.ts';
-import { contractSchemas } from '../../edge/records.ts';
-import { citeSentence, DEMO_RULE, FIGURES_LICENSE, RULES, verification } from '../../edge/texts.ts';
+import { contractSchemas } from './schemas.ts';
+import { citeSentence, DEMO_RULE, FIGURES_LICENSE, RULES, verification } from '../../contract/texts.ts';
 import { noteVerifierKey } from '../../edge/tlog/note.ts';
 
 export const DOCUMENTS_DIR = path.join(ROOT_DIR, 'site', 'documents');
@@ -77,7 +77,7 @@ export function templateVars(cfg: DocumentsConfig, policyUpdated: string, logVer
     POLICY_UPDATED: policyUpdated,
     CONTENT_SIGNAL,
     MCP_SERVER_NAME: mcpServerName(cfg.siteUrl),
-    // The reporting rules, worded once (edge/texts.ts) for every document that states them.
+    // The reporting rules, worded once (contract/texts.ts) for every document that states them.
     RULE_GROSS_NOT_PROFIT: RULES.gross_not_profit,
     RULE_ACCRUAL_IS_ESTIMATE: RULES.accrual_is_estimate,
     RULE_NO_ANNUALISING: RULES.no_annualising,

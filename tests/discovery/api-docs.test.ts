@@ -5,7 +5,7 @@
 import { HtmlValidate } from 'html-validate';
 import { chromium, type Browser } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
-import { REDOC_VERSION, SITE_PATHS } from '../../edge/paths.ts';
+import { REDOC_VERSION, SITE_PATHS } from '../../contract/paths.ts';
 import { wcagViolations } from '../support/axe.ts';
 import { get } from './helpers.ts';
 

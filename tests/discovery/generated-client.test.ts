@@ -9,7 +9,7 @@ import path from 'node:path';
 import { promisify } from 'node:util';
 import { describe, expect, inject, it } from 'vitest';
 import { ROOT_DIR } from '../../scripts/lib/config.ts';
-import { SITE_PATHS } from '../../edge/paths.ts';
+import { SITE_PATHS } from '../../contract/paths.ts';
 
 const run = promisify(execFile);
 const OPENAPI_TYPESCRIPT = path.join(ROOT_DIR, 'scripts', 'openapi-typescript', 'node_modules', 'openapi-typescript', 'bin', 'cli.js');

@@ -3,7 +3,7 @@
 // 2xx with the media type the link or the document table promises. What it cannot follow, and
 // why, is listed in the test output (and asserted to be only what is expected to be unfollowable).
 import { afterAll, describe, expect, inject, it } from 'vitest';
-import { SITE_DOCUMENTS } from '../../edge/documents.ts';
+import { SITE_DOCUMENTS } from '../../contract/documents.ts';
 import { essence, get } from './helpers.ts';
 
 /** Documents whose links are checked: every row of the documents table but the API reference page. */

@@ -5,7 +5,7 @@
 import { Validator } from '@seriousme/openapi-schema-validator';
 import createClient from 'openapi-fetch';
 import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
-import { SITE_PATHS } from '../../edge/paths.ts';
+import { SITE_PATHS } from '../../contract/paths.ts';
 import { startTestStack, type TestStack } from '../support/stack.ts';
 import { getJson, get, redoclyLint, responseSchemaName, schemaValidator, type OpenApi } from './helpers.ts';
 

@@ -9,7 +9,7 @@ import path from 'node:path';
 import { promisify } from 'node:util';
 import { check, LinkState } from 'linkinator';
 import { describe, expect, inject, it } from 'vitest';
-import { SITE_PATHS } from '../../edge/paths.ts';
+import { SITE_PATHS } from '../../contract/paths.ts';
 
 const SPECTRAL = createRequire(import.meta.url).resolve('@stoplight/spectral-cli/dist/index.js');
 

@@ -11,11 +11,11 @@ import { brotliDecompressSync, gunzipSync } from 'node:zlib';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { ROOT_DIR } from '../../scripts/lib/config.ts';
 import { completeSecrets } from '../../scripts/lib/keys.ts';
-import { API_HOST_DOCUMENTS, STATIC_DOCUMENTS } from '../../edge/documents.ts';
-import { SITE_PATHS } from '../../edge/paths.ts';
+import { API_HOST_DOCUMENTS, STATIC_DOCUMENTS } from '../../contract/documents.ts';
+import { SITE_PATHS } from '../../contract/paths.ts';
 import { mcpServerName, policyUpdatedDate, renderSiteDocuments, type DocumentsConfig } from '../../site/render/render.ts';
 import { fillText } from '../../site/render/templates.ts';
-import { DEMO_RULE, GROSS_FIELDS, RULES } from '../../edge/texts.ts';
+import { DEMO_RULE, GROSS_FIELDS, RULES } from '../../contract/texts.ts';
 
 const SITE = 'https://stats.example.org';
 const API = 'https://api.stats.example.org';

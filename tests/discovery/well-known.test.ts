@@ -6,7 +6,7 @@ import { createHash } from 'node:crypto';
 import { calculateJwkThumbprint } from 'jose';
 import { verifySignature, webcrypto } from 'http-message-sig';
 import { describe, expect, inject, it } from 'vitest';
-import { API_HOST_DOCUMENTS, STATIC_DOCUMENTS } from '../../edge/documents.ts';
+import { API_HOST_DOCUMENTS, STATIC_DOCUMENTS } from '../../contract/documents.ts';
 import { essence, get, getJson } from './helpers.ts';
 
 const site = () => inject('stack').siteUrl;

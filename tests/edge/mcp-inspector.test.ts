@@ -8,7 +8,7 @@ import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { promisify } from 'node:util';
 import { afterAll, describe, expect, inject, it } from 'vitest';
-import { SITE_PATHS } from '../../edge/paths.ts';
+import { SITE_PATHS } from '../../contract/paths.ts';
 
 const INSPECTOR = path.join(path.dirname(createRequire(import.meta.url).resolve('@modelcontextprotocol/inspector/package.json')), 'clients', 'launcher', 'build', 'index.js');
 // The Inspector keeps a catalog of servers; a throwaway one keeps the tests off the home directory.

@@ -10,7 +10,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { ROOT_DIR } from '../../scripts/lib/config.ts';
 import { wcagViolations } from '../support/axe.ts';
 import { startTestStack, type TestStack } from '../support/stack.ts';
-import { SITE_DOCUMENTS } from '../../edge/documents.ts';
+import { SITE_DOCUMENTS } from '../../contract/documents.ts';
 
 const OUT_DIR = path.join(ROOT_DIR, 'test-output', 'edge');
 /** Every titled row of the documents table is linked from the page. */

@@ -4,7 +4,7 @@
 // and validators from either node, and each node's signature verifies for the public URL; after a
 // write, both move to the new record.
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { API_PATHS } from '../../edge/paths.ts';
+import { API_PATHS } from '../../contract/paths.ts';
 import { waitUntil } from '../../scripts/lib/processes.ts';
 import { CACHED_PATHS, CODINGS, expectSameAnswers } from '../support/nodes.ts';
 import { rawGet } from '../support/signatures.ts';

@@ -9,7 +9,7 @@ import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { API_PATHS, SITE_PATHS } from '../../edge/paths.ts';
+import { API_PATHS, SITE_PATHS } from '../../contract/paths.ts';
 import { ROOT_DIR } from '../../scripts/lib/config.ts';
 import { freePort, waitUntil } from '../../scripts/lib/processes.ts';
 import { openReplica } from '../../scripts/lib/replica.ts';

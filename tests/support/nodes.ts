@@ -3,7 +3,7 @@
 // signatures that verify for the public URL a client asked (each node signs with its own `created`).
 import { setTimeout as sleep } from 'node:timers/promises';
 import { expect } from 'vitest';
-import { API_PATHS, SITE_PATHS } from '../../edge/paths.ts';
+import { API_PATHS, SITE_PATHS } from '../../contract/paths.ts';
 import { findBrotliModules } from '../../scripts/lib/nginx.ts';
 import type { Config } from '../../scripts/lib/config.ts';
 import { rawGet, sha256Digest, verifyWithHttpMessageSig, verifyWithHttpMessageSignatures, type DirectoryKey, type RawAnswer } from './signatures.ts';

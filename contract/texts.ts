@@ -2,11 +2,13 @@
 // instructions, the A2A reply, the page, its Markdown and the rendered documents (auth.md, the
 // skills, llms.txt, OpenAPI) cannot drift apart: the record's semantic rules and the service's
 // disclaimers, in plain words.
-import type { EdgeConfig } from './config.ts';
-import { API_PATHS, logOrigin, SITE_PATHS } from './paths.ts';
+import { API_PATHS, logOrigin, SITE_PATHS, type Origins } from './paths.ts';
 import type { HealthRecord, HistoryRecord, PublishedHealth, PublishedStats, StatsRecord } from './records.ts';
 
 export const SERVICE_NAME = 'Public Stats Service';
+
+/** The one internal error whose words callers see: the figures' upstream did not answer. */
+export const UNAVAILABLE_MESSAGE = 'The statistics are unavailable right now (the API host or its database did not answer); retry in a minute.';
 
 /** The fields that are gross reward income, not profit: every statement of the rule names these. */
 export const GROSS_FIELDS = ['daily', 'last_night_usd', 'total_usd', 'best_day_usd', 'worst_day_usd'] as const;
@@ -64,12 +66,12 @@ export function disclaimer(demo: boolean): string {
   return demo ? DEMO_DISCLAIMER : RULES.disclaimer;
 }
 
-export function citeSentence(cfg: Pick<EdgeConfig, 'siteUrl'>): string {
+export function citeSentence(cfg: Pick<Origins, 'siteUrl'>): string {
   return `Attribute "${SERVICE_NAME}" (${cfg.siteUrl}) and include updated_at when you report these figures.`;
 }
 
 /** The /api/stats notes object: the rules above, plus the demo notice when it applies. */
-export function notesFor(record: StatsRecord, cfg: EdgeConfig): Record<string, string> {
+export function notesFor(record: StatsRecord, cfg: Pick<Origins, 'siteUrl'>): Record<string, string> {
   const demo = record.data_source === 'demo';
   return {
     ...RULES,
@@ -80,7 +82,7 @@ export function notesFor(record: StatsRecord, cfg: EdgeConfig): Record<string, s
 }
 
 /** What is signed, what is logged and how to check both: one sentence each. */
-export function verification(cfg: Pick<EdgeConfig, 'siteUrl'>): { signed: string; logged: string; check: string } {
+export function verification(cfg: Pick<Origins, 'siteUrl'>): { signed: string; logged: string; check: string } {
   const site = cfg.siteUrl;
   const api = [API_PATHS.STATS, API_PATHS.HISTORY, API_PATHS.LOG].map((p) => p.split('/').at(-1)).join(', ');
   return {
@@ -98,7 +100,7 @@ export function logInUse(siteUrl: string, demo: boolean): string {
 }
 
 /** MCP server instructions: read by the model before it calls anything. */
-export function mcpInstructions(cfg: Pick<EdgeConfig, 'siteUrl'>): string {
+export function mcpInstructions(cfg: Pick<Origins, 'siteUrl'>): string {
   return [
     `${SERVICE_NAME} (alpha, read-only): public aggregate statistics of one liquidity-reward market-making account.`,
     'Tools: get_stats (payouts, accrual, totals, capital, returns), get_history (every settled night with the running total; optional from/to) and get_health (data freshness and writer liveness). Resource stats://latest holds the latest stats record.',

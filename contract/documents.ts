@@ -3,7 +3,6 @@
 // generated from here, the page links the titled ones, and the tests request every row. A new
 // document costs its content, one row, and its content test.
 import { API_PATHS, SITE_PATHS } from './paths.ts';
-import { KEY_DIRECTORY_CACHE_CONTROL, KEY_DIRECTORY_MEDIA_TYPE } from './signing.ts';
 
 export interface SiteDocument {
   /** Path on the host. */
@@ -31,6 +30,15 @@ export interface SiteDocument {
 export const CACHE_SHORT = 'public, max-age=300';
 export const CACHE_LONG = 'public, max-age=3600';
 export const CACHE_IMMUTABLE = 'public, max-age=31536000, immutable';
+
+/**
+ * The key directory (https://datatracker.ietf.org/doc/draft-meunier-http-message-signatures-directory/):
+ * its media type, and how long a client may keep an answer, which is also how often the signature
+ * on it is made again.
+ */
+export const KEY_DIRECTORY_MEDIA_TYPE = 'application/http-message-signatures-directory+json';
+export const KEY_DIRECTORY_CACHE_SECONDS = 60;
+export const KEY_DIRECTORY_CACHE_CONTROL = `public, max-age=${KEY_DIRECTORY_CACHE_SECONDS}`;
 
 const JSON_TYPE = 'application/json';
 const MARKDOWN = 'text/markdown; charset=utf-8';

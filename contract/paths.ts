@@ -6,6 +6,12 @@ import { createRequire } from 'node:module';
 /** The API reference's renderer, served under its version so the asset can be cached for good. */
 export const REDOC_VERSION: string = createRequire(import.meta.url)('redoc/package.json').version;
 
+/** The two public origins every absolute URL is made from: the site host and the API host. */
+export interface Origins {
+  siteUrl: string;
+  apiUrl: string;
+}
+
 /** Paths on the site host {base_url}: the edge's routes and the documents the renderer writes. */
 export const SITE_PATHS = {
   HOME: '/',
@@ -81,7 +87,7 @@ export function logOrigin(siteUrl: string, demo: boolean): string {
 export type UrlName = `${keyof typeof SITE_PATHS}_URL` | `API_${keyof typeof API_PATHS}_URL` | 'SITE_URL' | 'API_URL';
 
 /** Absolute URLs by template name: SITE_PATHS.X -> X_URL, API_PATHS.X -> API_X_URL. */
-export function publicUrls(cfg: { siteUrl: string; apiUrl: string }): Record<UrlName, string> {
+export function publicUrls(cfg: Origins): Record<UrlName, string> {
   const urls: Record<string, string> = { SITE_URL: cfg.siteUrl, API_URL: cfg.apiUrl };
   for (const [name, p] of Object.entries(SITE_PATHS)) urls[`${name}_URL`] = cfg.siteUrl + p;
   for (const [name, p] of Object.entries(API_PATHS)) urls[`API_${name}_URL`] = cfg.apiUrl + p;
