@@ -14,3 +14,20 @@ begin
 end $$;
 alter function stats.figures_updated_at(timestamptz) owner to stats_owner;
 grant execute on function stats.figures_updated_at(timestamptz) to stats_writer;
+
+-- The first time after p_now at which a row already stored enters the figures: an observation, or a
+-- night's payout or cost, dated ahead of p_now. Null: none. What was worked out at p_now holds until then.
+create function stats.figures_valid_until(p_now timestamptz) returns timestamptz
+language plpgsql stable set search_path = '' set plan_cache_mode = force_generic_plan as $$
+declare
+  today date := (p_now at time zone 'UTC')::date;
+begin
+  return least(
+    (select min(a.observed_at) from stats.accrual a where a.observed_at > p_now),
+    (select min(b.observed_at) from stats.breadth b where b.observed_at > p_now),
+    (select min(c.observed_at) from stats.capital c where c.observed_at > p_now),
+    (select min(p.date) from stats.payout p where p.date > today)::timestamp at time zone 'UTC',
+    (select min(t.date) from stats.trading_cost t where t.date > today)::timestamp at time zone 'UTC');
+end $$;
+alter function stats.figures_valid_until(timestamptz) owner to stats_owner;
+grant execute on function stats.figures_valid_until(timestamptz) to stats_writer;

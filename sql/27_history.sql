@@ -6,11 +6,12 @@
 -- rounded to cents once, at the end.
 --
 -- Building ten years of nights takes tens of milliseconds (JSON for 3,650 rows and a capital probe
--- per night), so the nights are built when the data change, not when they are read: into
+-- per night), so the record is built when the data change, not when it is read: into
 -- stats.history_snapshot, rebuilt as each transaction that changed them commits
--- (35_figure_snapshots.sql), which history_at reads. A clock pinned before the snapshot (tests), a
--- missing snapshot (after a TRUNCATE) or a transaction that has written and not yet committed
--- computes the nights live, so the answer is the same either way.
+-- (35_figure_snapshots.sql), which history_at returns as it is. A clock the snapshot does not cover
+-- (pinned before it in tests, or past a row dated ahead of it), a missing snapshot (after a TRUNCATE)
+-- or a transaction that has written and not yet committed works the record out live, so the answer
+-- is the same either way.
 
 -- The nights as of p_now, computed from the tables: one index range over payout, a merge with
 -- trading_cost, and a limit-1 probe into capital per night.
@@ -42,16 +43,32 @@ language sql stable set search_path = '' set plan_cache_mode = force_generic_pla
 $$;
 alter function stats.history_nights(timestamptz, date) owner to stats_owner;
 
--- One row: the nights as of computed_at, and the totals over them that the stats record shows
--- (payout_figures), which would otherwise read every night on every call.
+-- The whole record as of p_now, worked out from the tables.
+create function stats.history_record(p_now timestamptz) returns json
+language plpgsql stable set search_path = '' set plan_cache_mode = force_generic_plan as $$
+declare
+  v_since date := stats.since_date((p_now at time zone 'UTC')::date);
+begin
+  return json_build_object(
+    'updated_at', stats.iso(stats.figures_updated_at(p_now)),
+    'since_date', v_since,
+    'data_source', stats.data_source(),
+    'nights', stats.history_nights(p_now, v_since));
+end $$;
+alter function stats.history_record(timestamptz) owner to stats_owner;
+
+-- One row: the record as of computed_at, good until valid_until (the first stored row dated ahead of
+-- it; null: none), and the totals over its nights that the stats record shows (payout_figures),
+-- which would otherwise read every night on every call.
 create table stats.history_snapshot (
   id boolean primary key default true check (id),
   since_date date,
-  nights json not null,
   computed_at timestamptz not null,
   total_usd numeric,
   best_day_usd numeric,
-  worst_day_usd numeric
+  worst_day_usd numeric,
+  record json not null,
+  valid_until timestamptz
 );
 alter table stats.history_snapshot owner to stats_owner;
 -- The writer reads the stats record (its status command), whose totals come from here.
@@ -66,10 +83,11 @@ declare
   today date := (at at time zone 'UTC')::date;
   since date := stats.since_date(today);
 begin
-  insert into stats.history_snapshot (id, since_date, nights, computed_at, total_usd, best_day_usd, worst_day_usd)
-    select true, since, stats.history_nights(at, since), at, sum(p.usd), max(p.usd), min(p.usd)
+  insert into stats.history_snapshot (id, computed_at, valid_until, record, since_date, total_usd, best_day_usd, worst_day_usd)
+    select true, at, stats.figures_valid_until(at), stats.history_record(at), since, sum(p.usd), max(p.usd), min(p.usd)
       from stats.payout p where p.date >= since and p.date <= today
-    on conflict (id) do update set since_date = excluded.since_date, nights = excluded.nights, computed_at = excluded.computed_at,
+    on conflict (id) do update set computed_at = excluded.computed_at, valid_until = excluded.valid_until,
+      record = excluded.record, since_date = excluded.since_date,
       total_usd = excluded.total_usd, best_day_usd = excluded.best_day_usd, worst_day_usd = excluded.worst_day_usd;
 end $$;
 alter function stats.refresh_history_snapshot() owner to stats_owner;
@@ -78,22 +96,13 @@ create function stats.history_at(p_now timestamptz) returns json
 language plpgsql stable set search_path = '' set plan_cache_mode = force_generic_plan as $$
 declare
   snapshot stats.history_snapshot;
-  v_since date;
-  v_nights json;
 begin
   select * into snapshot from stats.history_snapshot;
-  if snapshot.computed_at is not null and p_now >= snapshot.computed_at and not stats.figures_pending_here() then
-    v_since := snapshot.since_date;
-    v_nights := snapshot.nights;
-  else
-    v_since := stats.since_date((p_now at time zone 'UTC')::date);
-    v_nights := stats.history_nights(p_now, v_since);
+  if snapshot.computed_at is not null and p_now >= snapshot.computed_at
+      and (snapshot.valid_until is null or p_now < snapshot.valid_until) and not stats.figures_pending_here() then
+    return snapshot.record;
   end if;
-  return json_build_object(
-    'updated_at', stats.iso(stats.figures_updated_at(p_now)),
-    'since_date', v_since,
-    'data_source', stats.data_source(),
-    'nights', v_nights);
+  return stats.history_record(p_now);
 end $$;
 alter function stats.history_at(timestamptz) owner to stats_owner;
 grant execute on function stats.history_at(timestamptz) to stats_writer;

@@ -47,17 +47,11 @@ grant select on stats.stats_snapshot to stats_writer;
 create function stats.stats_figures(p_now timestamptz) returns stats.stats_snapshot
 language plpgsql stable set search_path = '' set plan_cache_mode = force_generic_plan as $$
 declare
-  today date := (p_now at time zone 'UTC')::date;
   s stats.stats_snapshot;
 begin
   s.id := true;
   s.computed_at := p_now;
-  s.valid_until := least(
-    (select min(a.observed_at) from stats.accrual a where a.observed_at > p_now),
-    (select min(b.observed_at) from stats.breadth b where b.observed_at > p_now),
-    (select min(c.observed_at) from stats.capital c where c.observed_at > p_now),
-    (select min(p.date) from stats.payout p where p.date > today)::timestamp at time zone 'UTC',
-    (select min(t.date) from stats.trading_cost t where t.date > today)::timestamp at time zone 'UTC');
+  s.valid_until := stats.figures_valid_until(p_now);
   s.updated_at := stats.figures_updated_at(p_now);
   select f.daily, f.last_night_usd, f.last_night_date, f.total_usd, f.since_date, f.best_day_usd, f.worst_day_usd
     into s.daily, s.last_night_usd, s.last_night_date, s.total_usd, s.since_date, s.best_day_usd, s.worst_day_usd

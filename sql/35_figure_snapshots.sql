@@ -38,7 +38,8 @@ alter function stats.figures_pending() owner to stats_owner;
 -- Whether this transaction changed figures that the snapshots do not hold yet.
 create function stats.figures_pending_here() returns boolean
 language sql stable set search_path = '' as $$
-  select pg_catalog.current_setting('stats.figures_pending', true) = 'on'
+  -- null in a session that never set it
+  select coalesce(pg_catalog.current_setting('stats.figures_pending', true) = 'on', false)
 $$;
 alter function stats.figures_pending_here() owner to stats_owner;
 grant execute on function stats.figures_pending_here() to stats_writer;

@@ -222,8 +222,9 @@ wrk.headers["Content-Type"] = "application/json"
 
     // The whole track record at ten years of nights, each with a trading cost.
     await fillNights(stack.db.adminUrl, HISTORY_NIGHTS);
-    const history = await sqlTimings(stack.db.adminUrl, `${HISTORY_NIGHTS.toLocaleString()} nights, 1,000,000 capital snapshots`, 'stats.history_at(now())', ['payout', 'trading_cost', 'capital']);
-    console.log('\nSQL: stats.history_at(now()) (landing_history) execution time, measured the same way');
+    // Timed with its text made, so a record kept compressed is timed with its decompression.
+    const history = await sqlTimings(stack.db.adminUrl, `${HISTORY_NIGHTS.toLocaleString()} nights, 1,000,000 capital snapshots`, 'length(stats.history_at(now())::text)', ['payout', 'trading_cost', 'capital']);
+    console.log('\nSQL: length(stats.history_at(now())::text) (landing_history, its text made) execution time, measured the same way');
     console.log('| data | warm ms | cold ms | scans of history tables | seq scans | scans without an index condition |');
     console.log('|---|---|---|---|---|---|');
     console.log(`| ${history.label} | ${history.warm.toFixed(3)} | ${history.cold.toFixed(3)} | ${history.scans} | ${history.seq} | ${history.withoutCond.join(', ') || 'none'} |`);

@@ -112,7 +112,8 @@ CREATE OR REPLACE FUNCTION stats.figures_pending_here()
  STABLE
  SET search_path TO ''
 AS $function$
-  select pg_catalog.current_setting('stats.figures_pending', true) = 'on'
+  -- null in a session that never set it
+  select coalesce(pg_catalog.current_setting('stats.figures_pending', true) = 'on', false)
 $function$
 ;
 
