@@ -128,3 +128,17 @@ export const PublishedHealthSchema = HealthRecordSchema.extend({
     .describe("false when the API host could not be reached; null when the site's application server itself is not answering."),
 }).describe("The health record plus whether the site host's edge reached the API host.").register(contract, { id: 'SiteHealthRecord' });
 export type PublishedHealth = z.infer<typeof PublishedHealthSchema>;
+
+/**
+ * The health record while the database cannot be reached, as of `checkedAt` (ISO 8601 UTC, no
+ * fraction). The edge says it, and so does the API host's gateway while PostgREST does not answer
+ * (in its nginx template, where no code runs; a test holds the copy to this).
+ */
+export function downHealth(checkedAt: string): HealthRecord {
+  return { status: 'down', checked_at: checkedAt, data: null, writer: null };
+}
+
+/** What the site host's gateway says while the edge itself does not answer (its nginx template's copy). */
+export function edgeDownHealth(checkedAt: string): PublishedHealth {
+  return { ...downHealth(checkedAt), api_host_reachable: null };
+}

@@ -20,7 +20,8 @@ import type { EdgeConfig } from './config.ts';
 import type { Figures } from './figures.ts';
 import { strongEtag, etagMatches } from './http.ts';
 import { INVALID_PARAMS, paramsProblem, publicError, type RpcError } from './rpc-errors.ts';
-import { healthSummary, historySummary, RULES, SERVICE_NAME, statsSummary, verification } from '../contract/texts.ts';
+import { RULES, SERVICE_NAME, verification } from '../contract/texts/rules.ts';
+import { healthSummary, historySummary, statsSummary } from '../contract/texts/summaries.ts';
 
 export const AGENT_VERSION = '0.1.0-alpha';
 /** The protocol version a 0.3 agent card states (https://a2a-protocol.org/v0.3.0/specification/). */

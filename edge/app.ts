@@ -22,7 +22,7 @@ import { API_PATHS, SITE_PATHS } from '../contract/paths.ts';
 import { KEY_DIRECTORY_CACHE_CONTROL, KEY_DIRECTORY_MEDIA_TYPE } from '../contract/documents.ts';
 import { createKeyDirectory, type KeyDirectory } from './signing.ts';
 import type { HistoryRecord, PublishedStats } from '../contract/records.ts';
-import { SERVICE_NAME, UNAVAILABLE_MESSAGE } from '../contract/texts.ts';
+import { SERVICE_NAME, UNAVAILABLE_MESSAGE } from '../contract/texts/rules.ts';
 import { createLogApp } from './transparency.ts';
 import { createUpstream } from './upstream.ts';
 

@@ -3,7 +3,7 @@
 // "demo" while the data is demo, and it is an accessible image: role="img", a title and aria-label.
 import { esc } from './page/escape.ts';
 import type { PublishedStats } from '../contract/records.ts';
-import { money } from '../contract/texts.ts';
+import { money } from '../contract/texts/format.ts';
 
 export const SVG_TYPE = 'image/svg+xml; charset=utf-8';
 const CHAR_WIDTH = 7;

@@ -6,7 +6,8 @@ import type { EdgeConfig } from './config.ts';
 import { esc } from './page/escape.ts';
 import { SITE_PATHS } from '../contract/paths.ts';
 import type { HistoryRecord } from '../contract/records.ts';
-import { citeSentence, DEMO_NOTICE, money, RULES, SERVICE_NAME } from '../contract/texts.ts';
+import { money } from '../contract/texts/format.ts';
+import { citeSentence, DEMO_NOTICE, RULES, SERVICE_NAME } from '../contract/texts/rules.ts';
 
 export const FEED_NIGHTS = 60;
 export const ATOM_TYPE = 'application/atom+xml; charset=utf-8';

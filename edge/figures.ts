@@ -5,7 +5,7 @@ import { SingleFlight } from './cache.ts';
 import type { EdgeConfig } from './config.ts';
 import { strongEtag } from './http.ts';
 import type { HistoryRecord, LogRecord, PublishedHealth, PublishedStats, StatsRecord } from '../contract/records.ts';
-import { SERVICE_NAME, citeSentence, notesFor } from '../contract/texts.ts';
+import { citeSentence, notesFor, SERVICE_NAME } from '../contract/texts/rules.ts';
 import type { Upstream } from './upstream.ts';
 
 export interface Prepared<T> {

@@ -23,7 +23,8 @@ import { parseRange, withinRange } from './history.ts';
 import { createMcpMemo } from './mcp-memo.ts';
 import { HistoryRecordSchema, PublishedHealthSchema, PublishedStatsSchema } from '../contract/records.ts';
 import { INTERNAL_ERROR, INVALID_PARAMS, INVALID_REQUEST, paramsProblem, publicError, type RpcError } from './rpc-errors.ts';
-import { healthSummary, historySummary, mcpInstructions, SERVICE_NAME, statsSummary, UNAVAILABLE_MESSAGE } from '../contract/texts.ts';
+import { SERVICE_NAME, UNAVAILABLE_MESSAGE } from '../contract/texts/rules.ts';
+import { healthSummary, historySummary, mcpInstructions, statsSummary } from '../contract/texts/summaries.ts';
 
 export const MCP_SERVER_NAME = 'public-stats';
 export const MCP_SERVER_VERSION = '0.1.0-alpha';

@@ -3,7 +3,7 @@
 // stack overflow, upstream error text) goes to the log only.
 // Codes: https://www.jsonrpc.org/specification#error_object
 
-import { UNAVAILABLE_MESSAGE } from '../contract/texts.ts';
+import { UNAVAILABLE_MESSAGE } from '../contract/texts/rules.ts';
 
 export const INVALID_REQUEST = -32600;
 export const INVALID_PARAMS = -32602;

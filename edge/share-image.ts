@@ -4,7 +4,8 @@
 import { runningTotalPath } from './page/chart.ts';
 import { esc } from './page/escape.ts';
 import type { HistoryRecord, PublishedStats } from '../contract/records.ts';
-import { money, SERVICE_NAME } from '../contract/texts.ts';
+import { money } from '../contract/texts/format.ts';
+import { SERVICE_NAME } from '../contract/texts/rules.ts';
 
 export const SHARE_IMAGE_SIZE = { width: 1200, height: 630 } as const;
 export const SHARE_IMAGE_FONT = 'DejaVu Sans';

@@ -13,7 +13,7 @@ import { esc } from './page/escape.ts';
 import { logOrigin, SITE_PATHS } from '../contract/paths.ts';
 import type { LogRecord } from '../contract/records.ts';
 import { importSigningKey, type SigningKey } from './signing.ts';
-import { logInUse, SERVICE_NAME, UNAVAILABLE_MESSAGE, verification } from '../contract/texts.ts';
+import { logInUse, SERVICE_NAME, UNAVAILABLE_MESSAGE, verification } from '../contract/texts/rules.ts';
 import { buildTree, type Tree } from './tlog/merkle.ts';
 import { checkpointBody, formatReceipt, noteVerifierKey, signNote } from './tlog/note.ts';
 import { parseTilePath, tileBytes } from './tlog/tiles.ts';

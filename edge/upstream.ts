@@ -3,7 +3,7 @@
 import { PostgrestClient } from '@supabase/postgrest-js';
 import type { z } from 'zod';
 import type { EdgeConfig } from './config.ts';
-import { HealthRecordSchema, HistoryRecordSchema, LogRecordSchema, StatsRecordSchema, type HealthRecord, type HistoryRecord, type LogRecord, type StatsRecord } from '../contract/records.ts';
+import { downHealth, HealthRecordSchema, HistoryRecordSchema, LogRecordSchema, StatsRecordSchema, type HealthRecord, type HistoryRecord, type LogRecord, type StatsRecord } from '../contract/records.ts';
 
 export class UpstreamError extends Error {}
 
@@ -18,8 +18,9 @@ export interface Upstream {
   health(): Promise<{ record: HealthRecord; apiHostReachable: boolean }>;
 }
 
-export function downRecord(now = new Date()): HealthRecord {
-  return { status: 'down', checked_at: now.toISOString().replace(/\.\d{3}Z$/, 'Z'), data: null, writer: null };
+/** The "down" record, checked now (to the second, as the SQL states times). */
+function downNow(): HealthRecord {
+  return downHealth(new Date().toISOString().replace(/\.\d{3}Z$/, 'Z'));
 }
 
 export function createUpstream(cfg: EdgeConfig, fetchImpl: typeof fetch = fetch): Upstream {
@@ -49,9 +50,9 @@ export function createUpstream(cfg: EdgeConfig, fetchImpl: typeof fetch = fetch)
     async health() {
       const { data, error, status } = await call('landing_health');
       // postgrest-js reports a network failure or timeout as status 0: nothing answered.
-      if (status === 0) return { record: downRecord(), apiHostReachable: false };
+      if (status === 0) return { record: downNow(), apiHostReachable: false };
       const parsed = HealthRecordSchema.safeParse(data);
-      if (error || !parsed.success) return { record: downRecord(), apiHostReachable: true };
+      if (error || !parsed.success) return { record: downNow(), apiHostReachable: true };
       return { record: parsed.data, apiHostReachable: true };
     },
   };

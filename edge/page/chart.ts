@@ -1,7 +1,7 @@
 // The nightly payouts as an inline SVG bar chart: no script, no external assets, one <rect> per
 // night with a <title> for pointer users; the page puts a table of the same nights beside it for
 // screen readers and text browsers.
-import { money } from '../../contract/texts.ts';
+import { money } from '../../contract/texts/format.ts';
 import { esc } from './escape.ts';
 
 const WIDTH = 640;

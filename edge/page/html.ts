@@ -2,7 +2,9 @@
 // script is the optional WebMCP registration). Inline CSS and SVG, no external assets.
 import type { EdgeConfig } from '../config.ts';
 import type { HistoryRecord, PublishedHealth, PublishedStats } from '../../contract/records.ts';
-import { count, DEMO_NOTICE, FIGURES_LICENSE, disclaimer, keyFigures, lede, logInUse, money, orNone, percent, replicaLag, RULES, RULES_FOR_PEOPLE, SERVICE_NAME, verification, type KeyFigure } from '../../contract/texts.ts';
+import { count, money, orNone, percent } from '../../contract/texts/format.ts';
+import { DEMO_NOTICE, disclaimer, FIGURES_LICENSE, lede, logInUse, RULES, RULES_FOR_PEOPLE, SERVICE_NAME, verification } from '../../contract/texts/rules.ts';
+import { keyFigures, replicaLag, type KeyFigure } from '../../contract/texts/summaries.ts';
 import { cumulativeChart, monthEnds, nightsChart } from './chart.ts';
 import { SHARE_IMAGE_SIZE } from '../share-image.ts';
 import { SITE_PATHS } from '../../contract/paths.ts';

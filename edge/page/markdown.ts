@@ -1,7 +1,9 @@
 // The landing page as Markdown, for agents that ask for text/markdown on `/` (and at /index.md):
 // the same content as the HTML, minus the chart, plus the links an agent needs next.
 import type { EdgeConfig } from '../config.ts';
-import { count, DEMO_NOTICE, disclaimer, keyFigures, lede, logInUse, money, orNone, percent, replicaLag, RULES, SERVICE_NAME, verification } from '../../contract/texts.ts';
+import { count, money, orNone, percent } from '../../contract/texts/format.ts';
+import { DEMO_NOTICE, disclaimer, lede, logInUse, RULES, SERVICE_NAME, verification } from '../../contract/texts/rules.ts';
+import { keyFigures, replicaLag } from '../../contract/texts/summaries.ts';
 import type { PageInput } from './html.ts';
 import { SITE_PATHS } from '../../contract/paths.ts';
 import { DISCOVERY_DOCUMENTS, ENDPOINTS } from './links.ts';

@@ -14,7 +14,7 @@ import { fillJson, fillText, type Vars } from './templates.ts';
 import { API_PATHS, logOrigin, publicUrls, SITE_PATHS, skillPath } from '../../contract/paths.ts';
 import { mcpCardFacts, MCP_SERVER_VERSION, type McpCardFacts } from '../../edge/mcp.ts';
 import { contractSchemas } from './schemas.ts';
-import { citeSentence, DEMO_RULE, FIGURES_LICENSE, RULES, verification } from '../../contract/texts.ts';
+import { citeSentence, DEMO_RULE, FIGURES_LICENSE, RULES, verification } from '../../contract/texts/rules.ts';
 import { noteVerifierKey } from '../../edge/tlog/note.ts';
 
 export const DOCUMENTS_DIR = path.join(ROOT_DIR, 'site', 'documents');
@@ -77,7 +77,7 @@ export function templateVars(cfg: DocumentsConfig, policyUpdated: string, logVer
     POLICY_UPDATED: policyUpdated,
     CONTENT_SIGNAL,
     MCP_SERVER_NAME: mcpServerName(cfg.siteUrl),
-    // The reporting rules, worded once (contract/texts.ts) for every document that states them.
+    // The reporting rules, worded once (contract/texts/rules.ts) for every document that states them.
     RULE_GROSS_NOT_PROFIT: RULES.gross_not_profit,
     RULE_ACCRUAL_IS_ESTIMATE: RULES.accrual_is_estimate,
     RULE_NO_ANNUALISING: RULES.no_annualising,

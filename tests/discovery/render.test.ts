@@ -15,7 +15,7 @@ import { API_HOST_DOCUMENTS, STATIC_DOCUMENTS } from '../../contract/documents.t
 import { SITE_PATHS } from '../../contract/paths.ts';
 import { mcpServerName, policyUpdatedDate, renderSiteDocuments, type DocumentsConfig } from '../../site/render/render.ts';
 import { fillText } from '../../site/render/templates.ts';
-import { DEMO_RULE, GROSS_FIELDS, RULES } from '../../contract/texts.ts';
+import { DEMO_RULE, GROSS_FIELDS, RULES } from '../../contract/texts/rules.ts';
 
 const SITE = 'https://stats.example.org';
 const API = 'https://api.stats.example.org';

@@ -1,0 +1,25 @@
+// How the wording writes a figure: amounts, counts and percentages in US English, and the words
+// for "no data", which the SQL says as null (never a made-up zero).
+const usdFormat = new Intl.NumberFormat('en-US', { style: 'currency', currency: 'USD', minimumFractionDigits: 2, maximumFractionDigits: 2 });
+const intFormat = new Intl.NumberFormat('en-US');
+
+/** "$1,234.56" (two decimals), or "n/a" for null. */
+export function money(value: number | null | undefined): string {
+  return value === null || value === undefined ? 'n/a' : usdFormat.format(value);
+}
+
+/** "1,234", or "n/a" for null. */
+export function count(value: number | null | undefined): string {
+  return value === null || value === undefined ? 'n/a' : intFormat.format(value);
+}
+
+/** "12.34%" (two decimals), or "n/a" for null. */
+export function percent(value: number | null | undefined): string {
+  return value === null || value === undefined ? 'n/a' : `${value.toFixed(2)}%`;
+}
+
+/** A date or time, or "none yet" before the first. */
+export function orNone(value: string | null | undefined): string {
+  return value ?? 'none yet';
+}
+
