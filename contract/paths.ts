@@ -64,6 +64,14 @@ export const API_PATHS = {
   AS_METADATA: '/.well-known/oauth-authorization-server/auth/v1',
 } as const;
 
+/**
+ * The edge's own routes that only the gateways call, never clients: the API host's gateway hands a
+ * record's call to API_HOST_RPC + the function's name, and the edge answers it signed for that host.
+ */
+export const EDGE_PATHS = {
+  API_HOST_RPC: '/api-host/rpc/',
+} as const;
+
 /** The answers both gateways keep in their microcaches, one entry per content coding. */
 export const CACHED_RECORD_PATHS = {
   site: [SITE_PATHS.SITE_STATS, SITE_PATHS.SITE_HISTORY, SITE_PATHS.SITE_HISTORY_CSV],

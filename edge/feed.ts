@@ -37,7 +37,7 @@ export function atomFeed(history: HistoryRecord, cfg: Pick<EdgeConfig, 'siteUrl'
     <id>${esc(nightTagUri(cfg.siteUrl, night.date))}</id>
     <title>${esc(title)}</title>
     <updated>${esc(night.updated_at)}</updated>
-    <link rel="alternate" type="text/html" href="${esc(cfg.siteUrl)}/"/>
+    <link rel="alternate" type="text/html" href="${esc(cfg.siteUrl + SITE_PATHS.HOME)}"/>
     <content type="text">${esc(text)}</content>
   </entry>`;
   });
@@ -47,9 +47,9 @@ export function atomFeed(history: HistoryRecord, cfg: Pick<EdgeConfig, 'siteUrl'
   <title>${esc(SERVICE_NAME)}: nightly gross reward payouts${demo ? ' (demo data)' : ''}</title>
   <subtitle>${esc(`${RULES.disclaimer} ${RULES.gross_not_profit}`)}</subtitle>
   <updated>${esc(updated)}</updated>
-  <author><name>${esc(SERVICE_NAME)}</name><uri>${esc(cfg.siteUrl)}/</uri></author>
+  <author><name>${esc(SERVICE_NAME)}</name><uri>${esc(cfg.siteUrl + SITE_PATHS.HOME)}</uri></author>
   <link rel="self" type="application/atom+xml" href="${esc(cfg.siteUrl + SITE_PATHS.FEED)}"/>
-  <link rel="alternate" type="text/html" href="${esc(cfg.siteUrl)}/"/>
+  <link rel="alternate" type="text/html" href="${esc(cfg.siteUrl + SITE_PATHS.HOME)}"/>
 ${entries.join('\n')}
 </feed>
 `;

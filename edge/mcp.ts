@@ -21,9 +21,10 @@ import type { Figures } from './figures.ts';
 import { z } from 'zod';
 import { parseRange, withinRange } from './history.ts';
 import { createMcpMemo } from './mcp-memo.ts';
+import { SITE_PATHS } from '../contract/paths.ts';
 import { HistoryRecordSchema, PublishedHealthSchema, PublishedStatsSchema } from '../contract/records.ts';
 import { INTERNAL_ERROR, INVALID_PARAMS, INVALID_REQUEST, paramsProblem, publicError, type RpcError } from './rpc-errors.ts';
-import { SERVICE_NAME, UNAVAILABLE_MESSAGE } from '../contract/texts/rules.ts';
+import { SERVICE_NAME, UNAVAILABLE, UNAVAILABLE_MESSAGE } from '../contract/texts/rules.ts';
 import { healthSummary, historySummary, mcpInstructions, statsSummary } from '../contract/texts/summaries.ts';
 
 export const MCP_SERVER_NAME = 'public-stats';
@@ -38,7 +39,7 @@ const READ_ONLY = { readOnlyHint: true, destructiveHint: false, idempotentHint: 
 
 const unavailable = (): CallToolResult => ({
   isError: true,
-  content: [{ type: 'text', text: 'The statistics are unavailable right now (the API host or its database did not answer). Call get_health for the status, and retry in a minute.' }],
+  content: [{ type: 'text', text: UNAVAILABLE.mcpTool }],
 });
 
 function buildServer(cfg: Pick<EdgeConfig, 'siteUrl'>, figures: Figures): McpServer {
@@ -86,7 +87,7 @@ function buildServer(cfg: Pick<EdgeConfig, 'siteUrl'>, figures: Figures): McpSer
   });
   server.registerResource('stats-latest', STATS_RESOURCE_URI, {
     title: 'Latest statistics',
-    description: 'The latest stats record, as GET /api/stats serves it.',
+    description: `The latest stats record, as GET ${SITE_PATHS.SITE_STATS} serves it.`,
     mimeType: 'application/json',
   }, async (uri) => {
     const stats = await figures.stats().catch((error: Error) => {

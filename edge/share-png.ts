@@ -4,7 +4,7 @@
 import { Resvg } from '@resvg/resvg-js';
 import { createRequire } from 'node:module';
 import path from 'node:path';
-import { SHARE_IMAGE_FONT } from './share-image.ts';
+import { SHARE_IMAGE_FONT } from './page/share-image.ts';
 
 const FONT_DIR = path.join(path.dirname(createRequire(import.meta.url).resolve('dejavu-fonts-ttf/package.json')), 'ttf');
 

@@ -9,11 +9,12 @@ import type { EdgeConfig } from './config.ts';
 import { CACHE_IMMUTABLE } from '../contract/documents.ts';
 import { madeFrom, type Figures, type Prepared } from './figures.ts';
 import { etagMatches, jsonError, strongEtag } from './http.ts';
+import { JSON_TYPE, unavailable } from './routing.ts';
 import { esc } from './page/escape.ts';
 import { logOrigin, SITE_PATHS } from '../contract/paths.ts';
 import type { LogRecord } from '../contract/records.ts';
 import { importSigningKey, type SigningKey } from './signing.ts';
-import { logInUse, SERVICE_NAME, UNAVAILABLE_MESSAGE, verification } from '../contract/texts/rules.ts';
+import { logInUse, SERVICE_NAME, verification } from '../contract/texts/rules.ts';
 import { buildTree, type Tree } from './tlog/merkle.ts';
 import { checkpointBody, formatReceipt, noteVerifierKey, signNote } from './tlog/note.ts';
 import { parseTilePath, tileBytes } from './tlog/tiles.ts';
@@ -74,14 +75,17 @@ function logPage(log: PublishedLog, cfg: Pick<EdgeConfig, 'siteUrl'>): string {
 </dl>
 <p>${esc(say.signed)}</p>
 <p>${esc(say.check)} <a href="${esc(site + SITE_PATHS.LOG_VERIFIER)}">Download the verifier</a>.</p>
-<p><a href="/">Back to the figures</a></p>
+<p><a href="${SITE_PATHS.HOME}">Back to the figures</a></p>
 </main></body></html>
 `;
 }
 
 const ISO_DATE = /^\d{4}-\d{2}-\d{2}$/;
 
-/** The /log/ routes, mounted under SITE_PATHS.LOG by the app. */
+/** Where a path of the log is in this app, which the app mounts at SITE_PATHS.LOG. */
+const inLog = (path: string) => path.slice(SITE_PATHS.LOG.length - 1);
+
+/** The log's routes, mounted at SITE_PATHS.LOG by the app. */
 export function createLogApp(cfg: EdgeConfig, figures: Figures): Hono {
   const app = new Hono();
   let signingKey: Promise<SigningKey> | undefined;
@@ -99,16 +103,15 @@ export function createLogApp(cfg: EdgeConfig, figures: Figures): Hono {
     }
     return published(record);
   };
-  const unavailable = () => jsonError(503, `${UNAVAILABLE_MESSAGE} GET /api/health reports the status.`, { 'retry-after': '30' });
   const notHere = (what: string) => jsonError(404, `Not found: ${what}.`);
 
-  app.get('/', async () => {
+  app.get(inLog(SITE_PATHS.LOG), async () => {
     const log = await current();
     if (!log) return unavailable();
     return new Response(logPage(log, cfg), { headers: { 'content-type': 'text/html; charset=utf-8', 'cache-control': SHORT_CACHE_CONTROL } });
   });
 
-  app.get('/checkpoint', async (c) => {
+  app.get(inLog(SITE_PATHS.LOG_CHECKPOINT), async (c) => {
     const log = await current();
     if (!log) return unavailable();
     const headers = { 'content-type': TEXT_TYPE, 'cache-control': CHECKPOINT_CACHE_CONTROL, etag: log.checkpointEtag };
@@ -116,8 +119,8 @@ export function createLogApp(cfg: EdgeConfig, figures: Figures): Hono {
     return new Response(log.checkpoint, { headers });
   });
 
-  app.get('/tile/*', async (c) => {
-    const tile = parseTilePath(c.req.path.slice(c.req.path.indexOf('tile/')));
+  app.get(`${inLog(SITE_PATHS.LOG_TILES)}*`, async (c) => {
+    const tile = parseTilePath(c.req.path.slice(SITE_PATHS.LOG.length));
     if (!tile) return notHere('not a tile path (tile/<L>/<N>[.p/<W>] or tile/entries/<N>[.p/<W>], N in x-prefixed three-digit groups)');
     const log = await current();
     if (!log) return unavailable();
@@ -129,15 +132,15 @@ export function createLogApp(cfg: EdgeConfig, figures: Figures): Hono {
   });
 
   // The receipts there are: each night's latest entry, by date.
-  app.get('/proof/', async () => {
+  app.get(inLog(SITE_PATHS.LOG_PROOF), async () => {
     const log = await current();
     if (!log) return unavailable();
     const receipts = [...log.latest].sort(([a], [b]) => (a < b ? -1 : 1)).map(([date, index]) => ({ date, index, url: `${cfg.siteUrl}${SITE_PATHS.LOG_PROOF}${date}` }));
-    return new Response(`${JSON.stringify({ origin: log.origin, size: log.tree.size, receipts })}\n`, { headers: { 'content-type': 'application/json; charset=utf-8', 'cache-control': SHORT_CACHE_CONTROL } });
+    return new Response(`${JSON.stringify({ origin: log.origin, size: log.tree.size, receipts })}\n`, { headers: { 'content-type': JSON_TYPE, 'cache-control': SHORT_CACHE_CONTROL } });
   });
 
-  app.get('/proof/:date', async (c) => {
-    const date = c.req.param('date');
+  app.get(`${inLog(SITE_PATHS.LOG_PROOF)}:date`, async (c) => {
+    const date = c.req.param('date')!;
     if (!ISO_DATE.test(date) || Number.isNaN(Date.parse(`${date}T00:00:00Z`))) return jsonError(400, `The night must be a date, YYYY-MM-DD (UTC); got "${date}".`);
     const log = await current();
     if (!log) return unavailable();

@@ -3,6 +3,7 @@
 import { PostgrestClient } from '@supabase/postgrest-js';
 import type { z } from 'zod';
 import type { EdgeConfig } from './config.ts';
+import { API_PATHS } from '../contract/paths.ts';
 import { downHealth, HealthRecordSchema, HistoryRecordSchema, LogRecordSchema, StatsRecordSchema, type HealthRecord, type HistoryRecord, type LogRecord, type StatsRecord } from '../contract/records.ts';
 
 export class UpstreamError extends Error {}
@@ -24,7 +25,7 @@ function downNow(): HealthRecord {
 }
 
 export function createUpstream(cfg: EdgeConfig, fetchImpl: typeof fetch = fetch): Upstream {
-  const client = new PostgrestClient(`${cfg.apiUpstream}/rest/v1`, {
+  const client = new PostgrestClient(cfg.apiUpstream + API_PATHS.REST_BASE, {
     headers: { apikey: cfg.anonKey, 'user-agent': 'public-stats-edge/1.0' },
     fetch: fetchImpl,
     // postgrest-js retries GETs by default, honouring Retry-After (the API host sends 30 s on a 503):

@@ -1,13 +1,12 @@
 // The landing page: server-rendered HTML that reads completely without JavaScript (the only
 // script is the optional WebMCP registration). Inline CSS and SVG, no external assets.
-import type { EdgeConfig } from '../config.ts';
 import type { HistoryRecord, PublishedHealth, PublishedStats } from '../../contract/records.ts';
 import { count, money, orNone, percent } from '../../contract/texts/format.ts';
-import { DEMO_NOTICE, disclaimer, FIGURES_LICENSE, lede, logInUse, RULES, RULES_FOR_PEOPLE, SERVICE_NAME, verification } from '../../contract/texts/rules.ts';
+import { citeSentence, DEMO_NOTICE, disclaimer, FIGURES_LICENSE, lede, logInUse, RULES, RULES_FOR_PEOPLE, SERVICE_NAME, verification } from '../../contract/texts/rules.ts';
 import { keyFigures, replicaLag, type KeyFigure } from '../../contract/texts/summaries.ts';
 import { cumulativeChart, monthEnds, nightsChart } from './chart.ts';
-import { SHARE_IMAGE_SIZE } from '../share-image.ts';
-import { SITE_PATHS } from '../../contract/paths.ts';
+import { SHARE_IMAGE_SIZE } from './share-image.ts';
+import { API_PATHS, SITE_PATHS, type Origins } from '../../contract/paths.ts';
 import { esc } from './escape.ts';
 import { DISCOVERY_DOCUMENTS, ENDPOINTS } from './links.ts';
 import { WEBMCP_SCRIPT } from './webmcp.ts';
@@ -33,7 +32,7 @@ function figure({ label, field, value, shown, note }: KeyFigure): string {
   return `<div><dt>${esc(label)}</dt><dd>${data}${note ? `<span class="note">${esc(note)}</span>` : ''}</dd></div>`;
 }
 
-function jsonLd(stats: PublishedStats | undefined, cfg: EdgeConfig): string {
+function jsonLd(stats: PublishedStats | undefined, cfg: Origins): string {
   const demo = stats?.data_source === 'demo';
   const dataset = {
     '@context': 'https://schema.org',
@@ -51,8 +50,8 @@ function jsonLd(stats: PublishedStats | undefined, cfg: EdgeConfig): string {
     ...(stats?.updated_at ? { dateModified: stats.updated_at } : {}),
     ...(stats?.since_date && stats.last_night_date ? { temporalCoverage: `${stats.since_date}/${stats.last_night_date}` } : {}),
     distribution: [
-      { '@type': 'DataDownload', encodingFormat: 'application/json', contentUrl: `${cfg.siteUrl}/api/stats` },
-      { '@type': 'DataDownload', encodingFormat: 'application/json', contentUrl: `${cfg.siteUrl}/api/health` },
+      { '@type': 'DataDownload', encodingFormat: 'application/json', contentUrl: `${cfg.siteUrl}${SITE_PATHS.SITE_STATS}` },
+      { '@type': 'DataDownload', encodingFormat: 'application/json', contentUrl: `${cfg.siteUrl}${SITE_PATHS.SITE_HEALTH}` },
     ],
   };
   // "<" escaped so no value can close the script element.
@@ -121,14 +120,14 @@ ${cumulativeChart(history.nights)}
 }
 
 /** Open Graph and Twitter card tags: the share image shows the key figures and the running total. */
-function shareTags(stats: PublishedStats | undefined, cfg: EdgeConfig, description: string): string {
+function shareTags(stats: PublishedStats | undefined, cfg: Origins, description: string): string {
   const title = `${SERVICE_NAME}${stats?.data_source === 'demo' ? ' (demo data)' : ''}`;
   const image = `${cfg.siteUrl}${SITE_PATHS.OG_IMAGE}`;
   const alt = stats?.last_night_date
     ? `Last night ${money(stats.last_night_usd)} gross reward payout; ${money(stats.total_usd)} since ${stats.since_date}${stats.data_source === 'demo' ? '; demo data' : ''}`
     : `${SERVICE_NAME}: no payouts yet`;
   return [
-    ['og:type', 'website'], ['og:site_name', SERVICE_NAME], ['og:title', title], ['og:description', description], ['og:url', `${cfg.siteUrl}/`],
+    ['og:type', 'website'], ['og:site_name', SERVICE_NAME], ['og:title', title], ['og:description', description], ['og:url', `${cfg.siteUrl}${SITE_PATHS.HOME}`],
     ['og:image', image], ['og:image:type', 'image/png'], ['og:image:width', String(SHARE_IMAGE_SIZE.width)], ['og:image:height', String(SHARE_IMAGE_SIZE.height)], ['og:image:alt', alt],
   ].map(([property, content]) => `<meta property="${property}" content="${esc(content)}">`).concat(
     [['twitter:card', 'summary_large_image'], ['twitter:title', title], ['twitter:description', description], ['twitter:image', image], ['twitter:image:alt', alt]]
@@ -138,7 +137,7 @@ function shareTags(stats: PublishedStats | undefined, cfg: EdgeConfig, descripti
 
 const PAGE_DESCRIPTION = "Nightly gross reward payouts, today's accrual estimate, totals, capital and returns of one real liquidity-reward market-making account. Read-only, unaudited, not financial advice.";
 
-export function renderHtml({ stats, health, history }: PageInput, cfg: EdgeConfig): string {
+export function renderHtml({ stats, health, history }: PageInput, cfg: Origins): string {
   const demo = stats?.data_source === 'demo';
   const say = verification(cfg);
   const docs = DISCOVERY_DOCUMENTS.map((d) => `<li><a href="${esc(d.path)}">${esc(d.path)}</a>: ${esc(d.title)}</li>`).join('\n');
@@ -151,10 +150,10 @@ export function renderHtml({ stats, health, history }: PageInput, cfg: EdgeConfi
 <title>${esc(SERVICE_NAME)}: public liquidity-reward statistics</title>
 <meta name="description" content="${esc(PAGE_DESCRIPTION)}">
 ${shareTags(stats, cfg, PAGE_DESCRIPTION)}
-<link rel="alternate" type="text/markdown" href="${esc(cfg.siteUrl)}/index.md">
+<link rel="alternate" type="text/markdown" href="${esc(cfg.siteUrl)}${SITE_PATHS.INDEX_MD}">
 <link rel="service-desc" type="application/json" href="${esc(cfg.siteUrl)}${SITE_PATHS.OPENAPI}">
 <link rel="service-desc" type="application/json" href="${esc(cfg.siteUrl)}${SITE_PATHS.OPENAPI_KEYLESS}">
-<link rel="describedby" type="text/plain" href="${esc(cfg.siteUrl)}/llms.txt">
+<link rel="describedby" type="text/plain" href="${esc(cfg.siteUrl)}${SITE_PATHS.LLMS_TXT}">
 <link rel="alternate" type="application/atom+xml" title="${esc(SERVICE_NAME)}: nightly payouts" href="${esc(cfg.siteUrl)}${SITE_PATHS.FEED}">
 <style>${CSS}</style>
 <script type="application/ld+json">${jsonLd(stats, cfg)}</script>
@@ -184,7 +183,7 @@ ${replicaLag(health) ? `<li data-field="health.data.replica_lag_seconds">${esc(r
 <li>${esc(RULES.dates)}</li>
 <li>Read-only: nothing here trades, moves funds or acts for a caller. Individual positions, orders, wallet addresses and per-market figures are not published, by design.</li>
 </ul>
-<p id="attribution">${esc(stats?.attribution.cite ?? `Attribute "${SERVICE_NAME}" (${cfg.siteUrl}) and include updated_at when you report these figures.`)}</p>
+<p id="attribution">${esc(stats?.attribution.cite ?? citeSentence(cfg))}</p>
 </section>
 
 <section aria-labelledby="h-verify"><h2 id="h-verify">Verify these figures</h2>
@@ -194,7 +193,7 @@ ${replicaLag(health) ? `<li data-field="health.data.replica_lag_seconds">${esc(r
 </section>
 
 <section aria-labelledby="h-agents"><h2 id="h-agents">For programs and agents</h2>
-<p>Use the JSON endpoints rather than this page's HTML. No key is needed on this site; the API host <code>${esc(cfg.apiUrl)}/rest/v1/rpc/landing_stats</code> takes the public key published in <a href="/auth.md">auth.md</a>. Please send a descriptive User-Agent.</p>
+<p>Use the JSON endpoints rather than this page's HTML. No key is needed on this site; the API host <code>${esc(cfg.apiUrl)}${API_PATHS.STATS}</code> takes the public key published in <a href="${SITE_PATHS.AUTH_MD}">auth.md</a>. Please send a descriptive User-Agent.</p>
 <ul>
 ${endpoints}
 </ul>
@@ -203,7 +202,7 @@ ${endpoints}
 ${docs}
 </ul>
 </section>
-<footer>${esc(SERVICE_NAME)} · <a href="/index.md">Markdown version</a> · <a href="/api-docs">API reference</a></footer>
+<footer>${esc(SERVICE_NAME)} · <a href="${SITE_PATHS.INDEX_MD}">Markdown version</a> · <a href="${SITE_PATHS.API_DOCS}">API reference</a></footer>
 </main>
 <script>${WEBMCP_SCRIPT}</script>
 </body>

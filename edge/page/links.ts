@@ -1,8 +1,7 @@
 // The discovery documents the page links to, and the `Link` header of `/` (the agent-readiness
 // scanner's "linkHeaders" check: exactly these five relations, absolute URLs).
 import { SITE_DOCUMENTS } from '../../contract/documents.ts';
-import { SITE_PATHS } from '../../contract/paths.ts';
-import type { EdgeConfig } from '../config.ts';
+import { SITE_PATHS, type Origins } from '../../contract/paths.ts';
 
 export interface DocLink {
   path: string;
@@ -25,7 +24,7 @@ export const ENDPOINTS: DocLink[] = [
   { path: SITE_PATHS.INDEX_MD, title: 'This page as Markdown' },
 ];
 
-export function linkHeader(cfg: EdgeConfig): string {
+export function linkHeader(cfg: Origins): string {
   const b = cfg.siteUrl;
   return [
     `<${b}${SITE_PATHS.API_CATALOG}>; rel="api-catalog"; type="application/linkset+json"`,

@@ -1,14 +1,13 @@
 // The landing page as Markdown, for agents that ask for text/markdown on `/` (and at /index.md):
 // the same content as the HTML, minus the chart, plus the links an agent needs next.
-import type { EdgeConfig } from '../config.ts';
 import { count, money, orNone, percent } from '../../contract/texts/format.ts';
-import { DEMO_NOTICE, disclaimer, lede, logInUse, RULES, SERVICE_NAME, verification } from '../../contract/texts/rules.ts';
+import { citeSentence, DEMO_NOTICE, disclaimer, lede, logInUse, RULES, SERVICE_NAME, verification } from '../../contract/texts/rules.ts';
 import { keyFigures, replicaLag } from '../../contract/texts/summaries.ts';
 import type { PageInput } from './html.ts';
-import { SITE_PATHS } from '../../contract/paths.ts';
+import { SITE_PATHS, type Origins } from '../../contract/paths.ts';
 import { DISCOVERY_DOCUMENTS, ENDPOINTS } from './links.ts';
 
-export function renderMarkdown({ stats: s, health, history }: PageInput, cfg: EdgeConfig): string {
+export function renderMarkdown({ stats: s, health, history }: PageInput, cfg: Origins): string {
   const say = verification(cfg);
   const out: string[] = [`# ${SERVICE_NAME}`, ''];
   out.push(lede(s?.data_source === 'demo'), '');
@@ -62,7 +61,7 @@ export function renderMarkdown({ stats: s, health, history }: PageInput, cfg: Ed
     `- ${RULES.no_annualising}`,
     `- ${RULES.dates}`,
     '',
-    `${s?.attribution.cite ?? `Attribute "${SERVICE_NAME}" (${cfg.siteUrl}) and include updated_at when you report these figures.`}`,
+    s?.attribution.cite ?? citeSentence(cfg),
     '',
     '## Verify these figures', '',
     say.signed, '',

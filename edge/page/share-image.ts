@@ -1,11 +1,11 @@
 // The share card behind og:image (1200×630, the size Open Graph consumers crop to): the key figures
 // and the running-total line, as an SVG with fixed colours and the DejaVu Sans font the PNG
 // renderer is given. It says "demo" while the data is demo.
-import { runningTotalPath } from './page/chart.ts';
-import { esc } from './page/escape.ts';
-import type { HistoryRecord, PublishedStats } from '../contract/records.ts';
-import { money } from '../contract/texts/format.ts';
-import { SERVICE_NAME } from '../contract/texts/rules.ts';
+import { runningTotalPath } from './chart.ts';
+import { esc } from './escape.ts';
+import type { HistoryRecord, PublishedStats } from '../../contract/records.ts';
+import { money } from '../../contract/texts/format.ts';
+import { SERVICE_NAME } from '../../contract/texts/rules.ts';
 
 export const SHARE_IMAGE_SIZE = { width: 1200, height: 630 } as const;
 export const SHARE_IMAGE_FONT = 'DejaVu Sans';

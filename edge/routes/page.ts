@@ -1,0 +1,48 @@
+// The landing page at / (HTML, or Markdown for a client that prefers it) and at /index.md
+// (Markdown), rendered from the figures by edge/page/; 503 while the stats cannot be read.
+import { Hono } from 'hono';
+import { SITE_PATHS, type Origins } from '../../contract/paths.ts';
+import type { Figures } from '../figures.ts';
+import { etagMatches, prefersMarkdown } from '../http.ts';
+import { renderHtml, type PageInput } from '../page/html.ts';
+import { linkHeader } from '../page/links.ts';
+import { renderMarkdown } from '../page/markdown.ts';
+import { getRoute, RETRY_AFTER_SECONDS } from '../routing.ts';
+
+export function createPageApp(cfg: Origins, figures: Figures): Hono {
+  const app = new Hono();
+  const page = async (markdown: boolean, ifNoneMatch: string | undefined): Promise<Response> => {
+    const [stats, health, history] = await Promise.all([figures.stats().catch(() => undefined), figures.health(), figures.history().catch(() => undefined)]);
+    const input: PageInput = { stats: stats?.value, health: health.value, history: history?.value };
+    const headers: Record<string, string> = {
+      link: linkHeader(cfg),
+      vary: 'Accept',
+      'cache-control': stats ? 'public, max-age=60' : 'no-store',
+    };
+    if (!stats) headers['retry-after'] = RETRY_AFTER_SECONDS;
+    const status = stats ? 200 : 503;
+    // Validators: the page changes when a figure does (updated_at) or the health status does.
+    const updatedAt = stats?.value.updated_at;
+    if (stats && updatedAt) {
+      headers.etag = `W/"${updatedAt}|${health.value.status}|${markdown ? 'md' : 'html'}"`;
+      headers['last-modified'] = new Date(updatedAt).toUTCString();
+      if (etagMatches(ifNoneMatch, headers.etag)) return new Response(null, { status: 304, headers });
+    }
+    let body: string;
+    if (markdown) {
+      body = renderMarkdown(input, cfg);
+      headers['content-type'] = 'text/markdown; charset=utf-8';
+      // The convention agents use to budget context: about four characters per token.
+      headers['x-markdown-tokens'] = String(Math.ceil(body.length / 4));
+    } else {
+      body = renderHtml(input, cfg);
+      headers['content-type'] = 'text/html; charset=utf-8';
+    }
+    // Stated, so a HEAD answer carries it too.
+    headers['content-length'] = String(new TextEncoder().encode(body).length);
+    return new Response(body, { status, headers });
+  };
+  getRoute(app, SITE_PATHS.HOME, (c) => page(prefersMarkdown(c.req.header('accept')), c.req.header('if-none-match')));
+  getRoute(app, SITE_PATHS.INDEX_MD, (c) => page(true, c.req.header('if-none-match')));
+  return app;
+}
