@@ -3,6 +3,8 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
+import { downHealth, edgeDownHealth } from '../../contract/records.ts';
+import { GATEWAY_UNAVAILABLE, UNAVAILABLE } from '../../contract/texts/rules.ts';
 import { freePort } from '../../scripts/lib/processes.ts';
 import { startTestStack, type TestStack } from '../support/stack.ts';
 import { edgeConfig, eventually, serveEdge } from './support.ts';
@@ -52,10 +54,11 @@ describe('/api/health through outages', () => {
     await stack.stopEdge();
     try {
       const body = await health();
-      expect(body).toMatchObject({ status: 'down', data: null, writer: null });
+      // The gateway's own copies of the "down" record and of its 503, word for word the contract's.
+      expect(body).toEqual(edgeDownHealth(body.checked_at));
       const other = await fetch(`${siteUrl}/api/nope`);
       expect(other.status).toBe(503);
-      expect((await other.json()).message).toMatch(/not answering/);
+      expect(await other.json()).toEqual({ message: GATEWAY_UNAVAILABLE.site });
     } finally {
       await stack.startEdge();
     }
@@ -69,13 +72,13 @@ describe('the edge when the API host cannot be reached at all', () => {
     const edge = await serveEdge(edgeConfig({ apiUpstream: closed, anonKey: stack.cfg.ANON_KEY }));
     try {
       const h = await (await fetch(`${edge.url}/api/health`)).json();
-      expect(h).toMatchObject({ status: 'down', data: null, writer: null, api_host_reachable: false });
+      expect(h).toEqual({ ...downHealth(h.checked_at), api_host_reachable: false });
 
       const stats = await fetch(`${edge.url}/api/stats`);
       expect(stats.status).toBe(503);
       expect(stats.headers.get('retry-after')).toBe('30');
       expect(stats.headers.get('cache-control')).toBe('no-store');
-      expect((await stats.json()).message).toMatch(/unavailable/);
+      expect(await stats.json()).toEqual({ message: UNAVAILABLE.http });
 
       const page = await fetch(`${edge.url}/`);
       expect(page.status).toBe(503);
@@ -85,7 +88,7 @@ describe('the edge when the API host cannot be reached at all', () => {
       await client.connect(new StreamableHTTPClientTransport(new URL(`${edge.url}/mcp`)));
       const result = await client.callTool({ name: 'get_stats', arguments: {} });
       expect(result.isError).toBe(true);
-      expect(JSON.stringify(result.content)).toMatch(/unavailable/);
+      expect(result.content).toEqual([{ type: 'text', text: UNAVAILABLE.mcpTool }]);
       await client.close();
     } finally {
       await edge.close();
