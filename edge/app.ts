@@ -18,7 +18,7 @@ import { createMcpHandler } from './mcp.ts';
 import { renderHtml, type PageInput } from './page/html.ts';
 import { linkHeader } from './page/links.ts';
 import { renderMarkdown } from './page/markdown.ts';
-import { API_PATHS, SITE_PATHS } from '../contract/paths.ts';
+import { API_PATHS, CACHED_RECORDS, EDGE_API_RECORD_ROUTE, recordName, SITE_PATHS } from '../contract/paths.ts';
 import { KEY_DIRECTORY_CACHE_CONTROL, KEY_DIRECTORY_MEDIA_TYPE } from '../contract/documents.ts';
 import { createKeyDirectory, type KeyDirectory } from './signing.ts';
 import type { HistoryRecord, PublishedStats } from '../contract/records.ts';
@@ -237,7 +237,8 @@ export function createApp(cfg: EdgeConfig, options: AppOptions = {}): Hono {
     if (!calls) postgrestCalls.set(key, calls = new NextLoad(() => fetchPostgrest(cfg, fn, body)));
     return calls.get();
   };
-  app.post('/api-host/rpc/:fn{landing_stats|landing_history|landing_log}', async (c) => {
+  const apiRecords = CACHED_RECORDS.filter((r) => r.host === 'api').map(recordName);
+  app.post(`${EDGE_API_RECORD_ROUTE}:fn{${apiRecords.join('|')}}`, async (c) => {
     const fn = c.req.param('fn');
     let upstream: PostgrestAnswer;
     try {

@@ -3,7 +3,6 @@
 // one that dies is started again, and one that keeps dying ends the stack through onGiveUp.
 // startNode runs the same node (PostgREST, edge, nginx) over a database that runs elsewhere: the
 // primary, or a read replica of it.
-import { writeFileSync } from 'node:fs';
 import path from 'node:path';
 import type { Config } from '../lib/config.ts';
 import { openDatabase, type Database, type Supervise } from '../lib/database.ts';
@@ -15,8 +14,6 @@ import { supervise, type RestartPolicy, type SupervisedPart } from '../lib/super
 import { openWriterDb } from '../writer/db.ts';
 import { seedDemoHistory } from '../writer/demo.ts';
 import { warmOnce, warmTargets } from '../../edge/warm.ts';
-import { apiDocumentLocations, documentLocations } from '../../site/render/locations.ts';
-import { renderSiteDocuments } from '../../site/render/render.ts';
 
 /** PostgREST, the edge server and nginx (the API host and the site host): one node of the service. */
 export interface Node {
@@ -106,11 +103,7 @@ async function startNodeParts(cfg: Config, authenticatorUrl: string, { keepRunni
   const edge = await keepRunning('edge', () => startEdge(cfg, log));
   started.push(edge);
   // Rendered once; a restarted nginx serves the same configuration and documents.
-  const prepared = await prepareNginx(cfg, async (siteRoot, locations) => {
-    await renderSiteDocuments(cfg, siteRoot);
-    writeFileSync(locations.site, documentLocations());
-    writeFileSync(locations.api, apiDocumentLocations());
-  });
+  const prepared = await prepareNginx(cfg);
   const nginx = await keepRunning('nginx', () => startNginx(cfg, log, prepared));
   started.push(nginx);
   // Every cached answer is in both gateways' microcaches before the node is ready: no first
