@@ -90,7 +90,10 @@ export interface CachedRecord {
   query: boolean;
 }
 
-/** Every cached record of both hosts: a new one is a row here, its path above, and the edge's handler. */
+/**
+ * Every cached record of both hosts. A new one is its path above and a row here for each host that
+ * serves it; the edge fills the API host's from the row alone, and the site's with a handler of its own.
+ */
 export const CACHED_RECORDS: readonly CachedRecord[] = [
   { host: 'api', path: API_PATHS.STATS, query: false },
   { host: 'api', path: API_PATHS.HISTORY, query: false },
