@@ -64,19 +64,58 @@ export const API_PATHS = {
   AS_METADATA: '/.well-known/oauth-authorization-server/auth/v1',
 } as const;
 
-/**
- * The edge's own routes that only the gateways call, never clients: the API host's gateway hands a
- * record's call to API_HOST_RPC + the function's name, and the edge answers it signed for that host.
- */
+/** The edge's own routes that only the API host's gateway calls, never clients. */
 export const EDGE_PATHS = {
+  /** Everything under it is the API host's alone: the site host answers it with a 404. */
+  API_HOST_PREFIX: '/api-host/',
+  /**
+   * Where the API host's gateway fills a cached record from: this, then the record's function. The
+   * edge fetches it from PostgREST, compresses it and signs it for the API host.
+   */
   API_HOST_RPC: '/api-host/rpc/',
 } as const;
 
-/** The answers both gateways keep in their microcaches, one entry per content coding. */
+/**
+ * A record a gateway keeps in its microcache, one entry per content coding, filled by the edge,
+ * which compresses and signs each answer. Its nginx location is generated from the row
+ * (site/render/locations.ts), the edge keeps its entries warm, and the API host's 404 lists it.
+ */
+export interface CachedRecord {
+  /** The gateway that serves it: the API host (behind the key, GET or POST) or the site host (GET). */
+  host: 'api' | 'site';
+  /** Its public path there. The last segment names it: its cache key's first part, and on the API host its SQL function. */
+  path: string;
+  /**
+   * Whether the query string selects the answer (the history's from/to), so that it keys the entry
+   * as sent; otherwise one entry answers every query. The API host's records take no arguments at
+   * all: no body or {} is the one call (the gateway answers anything else with a 400).
+   */
+  query: boolean;
+}
+
+/**
+ * Every cached record of both hosts. A new one is its path above and a row here for each host that
+ * serves it; the edge fills the API host's from the row alone, and the site's with a handler of its own.
+ */
+export const CACHED_RECORDS: readonly CachedRecord[] = [
+  { host: 'api', path: API_PATHS.STATS, query: false },
+  { host: 'api', path: API_PATHS.HISTORY, query: false },
+  { host: 'api', path: API_PATHS.LOG, query: false },
+  { host: 'site', path: SITE_PATHS.SITE_STATS, query: false },
+  { host: 'site', path: SITE_PATHS.SITE_HISTORY, query: true },
+  { host: 'site', path: SITE_PATHS.SITE_HISTORY_CSV, query: true },
+];
+
+/** A record's name: the last segment of its path (landing_stats, history.csv). */
+export function recordName(record: CachedRecord): string {
+  return record.path.slice(record.path.lastIndexOf('/') + 1);
+}
+
+/** The cached records' paths by host, as the warm keeper asks for them. */
 export const CACHED_RECORD_PATHS = {
-  site: [SITE_PATHS.SITE_STATS, SITE_PATHS.SITE_HISTORY, SITE_PATHS.SITE_HISTORY_CSV],
-  api: [API_PATHS.STATS, API_PATHS.HISTORY, API_PATHS.LOG],
-} as const;
+  site: CACHED_RECORDS.filter((r) => r.host === 'site').map((r) => r.path),
+  api: CACHED_RECORDS.filter((r) => r.host === 'api').map((r) => r.path),
+};
 
 /** Where the skills index lists a skill's SKILL.md (agent-skills discovery 0.2.0, https://schemas.agentskills.io/discovery/0.2.0/schema.json). */
 export function skillPath(name: string): string {

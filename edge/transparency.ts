@@ -16,7 +16,8 @@ import type { LogRecord } from '../contract/records.ts';
 import { importSigningKey, type SigningKey } from './signing.ts';
 import { logInUse, SERVICE_NAME, verification } from '../contract/texts/rules.ts';
 import { buildTree, type Tree } from './tlog/merkle.ts';
-import { checkpointBody, formatReceipt, noteVerifierKey, signNote } from './tlog/note.ts';
+import { checkpointBody, formatReceipt, signNote } from './tlog/note.ts';
+import { noteVerifierKey } from '../contract/log-key.ts';
 import { parseTilePath, tileBytes } from './tlog/tiles.ts';
 
 const TEXT_TYPE = 'text/plain; charset=utf-8';

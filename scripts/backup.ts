@@ -7,7 +7,7 @@ import { existsSync, mkdirSync, readdirSync, readFileSync, renameSync, rmSync, s
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import pg from 'pg';
-import { configFromEnv, databaseUrl, loadEnv } from './lib/config.ts';
+import { defaultDatabaseUrl } from './lib/config.ts';
 import { migrate } from './lib/database.ts';
 import { pgTool } from './lib/pg-tools.ts';
 
@@ -32,13 +32,6 @@ function run(tool: string, args: string[], databaseUrl?: string): void {
     const stderr = (error as { stderr?: Buffer }).stderr?.toString().trim();
     throw new Error(`${tool} failed: ${stderr || `exit ${(error as { status?: number }).status ?? 'by signal'}`}`);
   }
-}
-
-/** The admin connection: DATABASE_URL, else the embedded server of `npm start` (which must be running). */
-export function defaultDatabaseUrl(env = loadEnv()): string {
-  if (env.DATABASE_URL) return env.DATABASE_URL;
-  if (!env.POSTGRES_PASSWORD) throw new Error('No database: set DATABASE_URL, or run `npm start` (which creates .env) first.');
-  return databaseUrl(configFromEnv(env, ['POSTGRES_PASSWORD']), { name: 'postgres', password: env.POSTGRES_PASSWORD });
 }
 
 /** Writes the dump beside `file` first and renames it on success, so a failed dump never replaces a good one. */

@@ -5,7 +5,7 @@
 // Review the file before committing it: migra writes what it sees, and a rename looks like a drop and a create.
 import { writeFileSync } from 'node:fs';
 import path from 'node:path';
-import { defaultDatabaseUrl } from './backup.ts';
+import { defaultDatabaseUrl } from './lib/config.ts';
 import { MIGRATIONS_DIR } from './lib/database.ts';
 import { schemaDifference } from './lib/schema-diff.ts';
 

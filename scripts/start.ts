@@ -2,10 +2,9 @@
 // With NODE_DATABASE_URL, only a node of it (PostgREST, edge, nginx) over a database that runs elsewhere.
 import path from 'node:path';
 import { configFromEnv, envFilePath, loadEnv, ROOT_DIR, type Config, type Env } from './lib/config.ts';
-import { signingPublicKey } from './lib/keys.ts';
+import { ensureEnvFile, signingPublicKey } from './lib/keys.ts';
 import { isReplica } from './lib/replica.ts';
 import { startNode, startStack } from './stack/stack.ts';
-import { ensureEnvFile } from './keys.ts';
 import { writerConfigFromEnv } from './writer/config.ts';
 import { createLogger } from './writer/log.ts';
 import { startWriter } from './writer/writer.ts';

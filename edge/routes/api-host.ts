@@ -4,7 +4,7 @@
 // while the same call is under way share the next one, which begins after they came: every answer
 // is read after its request, and PostgREST reads it once for all of them.
 import { Hono } from 'hono';
-import { API_PATHS, CACHED_RECORD_PATHS, EDGE_PATHS } from '../../contract/paths.ts';
+import { API_PATHS, CACHED_RECORDS, EDGE_PATHS, recordName } from '../../contract/paths.ts';
 import type { Answer } from '../answers.ts';
 import { NextLoad } from '../cache.ts';
 import type { EdgeConfig } from '../config.ts';
@@ -20,7 +20,7 @@ interface PostgrestAnswer {
 }
 
 /** The records the gateway hands here, by function name: each one's public path on the API host. */
-const RECORDS = new Map(CACHED_RECORD_PATHS.api.map((path) => [path.slice(path.lastIndexOf('/') + 1), path]));
+const RECORDS = new Map(CACHED_RECORDS.filter((r) => r.host === 'api').map((r) => [recordName(r), r.path]));
 
 export interface ApiHostOptions {
   cfg: Pick<EdgeConfig, 'postgrestUpstream' | 'upstreamTimeoutMs'>;

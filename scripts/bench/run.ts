@@ -108,8 +108,8 @@ async function main() {
     // A second API host rendered with the microcache off: the gateway's own cost over PostgREST.
     const uncachedCfg = { ...stack.cfg, apiMicrocacheSeconds: 0, dataDir: mkdtempSync(path.join(tmpdir(), 'bench-uncached-')), apiPort: await freePort(), sitePort: await freePort() };
     execFileSync('chmod', ['755', uncachedCfg.dataDir]);
-    // No documents: only the API host is measured.
-    const uncachedNginx = await prepareNginx(uncachedCfg, (_root, locations) => { writeFileSync(locations.site, ''); writeFileSync(locations.api, ''); });
+    // Rendered as every node's is (the records' locations are generated with the documents); only its API host is measured.
+    const uncachedNginx = await prepareNginx(uncachedCfg);
     const uncached = await startNginx(uncachedCfg, () => {}, uncachedNginx);
     extra.push({ child: uncached, dir: uncachedCfg.dataDir });
     const uncachedUrl = `http://${uncachedCfg.bindHost}:${uncachedCfg.apiPort}/rest/v1/rpc/landing_stats`;

@@ -212,3 +212,10 @@ export function configFromEnv(env: Env, required: readonly (keyof Secrets)[] = S
     HTTP_SIG_RETIRED_PUBLIC_KEYS: env.HTTP_SIG_RETIRED_PUBLIC_KEYS ?? '',
   };
 }
+
+/** The admin connection: DATABASE_URL, else the embedded server of `npm start` (which must be running). */
+export function defaultDatabaseUrl(env = loadEnv()): string {
+  if (env.DATABASE_URL) return env.DATABASE_URL;
+  if (!env.POSTGRES_PASSWORD) throw new Error('No database: set DATABASE_URL, or run `npm start` (which creates .env) first.');
+  return databaseUrl(configFromEnv(env, ['POSTGRES_PASSWORD']), { name: 'postgres', password: env.POSTGRES_PASSWORD });
+}

@@ -3,7 +3,7 @@
 // secret, no database password.
 import path from 'node:path';
 import { ROOT_DIR, type Config } from './config.ts';
-import { startChild, waitUntil, type Child, type Log } from './processes.ts';
+import { runNode, startChild, waitUntil, type Child, type Log } from './processes.ts';
 
 /**
  * The edge's V8 heap, bounded: its live data is a few tens of MiB, and without a bound V8 lets the heap
@@ -12,6 +12,12 @@ import { startChild, waitUntil, type Child, type Log } from './processes.ts';
  */
 export const EDGE_NODE_FLAGS = ['--max-old-space-size=128', '--max-semi-space-size=4'];
 
+/** Where the edge reaches both gateways: the local listeners. */
+const gateways = (cfg: Config) => ({
+  EDGE_API_UPSTREAM: `http://${cfg.bindHost}:${cfg.apiPort}`,
+  EDGE_SITE_GATEWAY: `http://${cfg.bindHost}:${cfg.sitePort}`,
+});
+
 export async function startEdge(cfg: Config, log: Log): Promise<Child> {
   const env: Record<string, string> = {
     PATH: process.env.PATH ?? '',
@@ -19,9 +25,8 @@ export async function startEdge(cfg: Config, log: Log): Promise<Child> {
     NODE_ENV: 'production',
     EDGE_HOST: cfg.bindHost,
     EDGE_PORT: String(cfg.edgePort),
-    EDGE_API_UPSTREAM: `http://${cfg.bindHost}:${cfg.apiPort}`,
+    ...gateways(cfg),
     EDGE_POSTGREST_UPSTREAM: `http://${cfg.bindHost}:${cfg.postgrestPort}`,
-    EDGE_SITE_GATEWAY: `http://${cfg.bindHost}:${cfg.sitePort}`,
     SITE_URL: cfg.siteUrl,
     API_URL: cfg.apiUrl,
     ANON_KEY: cfg.ANON_KEY,
@@ -34,4 +39,14 @@ export async function startEdge(cfg: Config, log: Log): Promise<Child> {
   // an API host that may not be listening yet.
   await waitUntil('edge', async () => (await fetch(`http://${cfg.bindHost}:${cfg.edgePort}/.well-known/agent-card.json`)).ok, 20_000, child);
   return child;
+}
+
+/**
+ * Asks for every cached answer of both gateways once (edge/warm-once.ts, the edge's own pass), so
+ * that they are all in the microcaches before the stack says it is running; from then on the edge
+ * keeps them fresh. What could not be warmed goes to `log`.
+ */
+export async function warmGateways(cfg: Config, log: Log): Promise<void> {
+  const said = await runNode(path.join(ROOT_DIR, 'edge', 'warm-once.ts'), [], { ...gateways(cfg), ANON_KEY: cfg.ANON_KEY });
+  for (const line of said.split('\n')) if (line.trim()) log(line);
 }

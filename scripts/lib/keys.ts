@@ -1,6 +1,8 @@
 // Generates the service's secrets and its public anon key. The anon key is public by design;
 // everything else here stays in `.env`, which git ignores.
 import { createPrivateKey, createPublicKey, generateKeyPairSync, randomBytes } from 'node:crypto';
+import { existsSync, readFileSync, writeFileSync } from 'node:fs';
+import { parseEnv } from 'node:util';
 import { SignJWT } from 'jose';
 import type { Secrets } from './config.ts';
 
@@ -42,4 +44,33 @@ export async function completeSecrets(existing: Partial<Secrets>): Promise<Secre
     HTTP_SIG_PUBLIC_KEY: signingPublicKey(signingKey),
     HTTP_SIG_RETIRED_PUBLIC_KEYS: existing.HTTP_SIG_RETIRED_PUBLIC_KEYS ?? '',
   };
+}
+
+export interface Rotation { anonKey?: boolean; signingKey?: boolean }
+
+/**
+ * Writes whatever secret `envFile` lacks (and, when asked, a rotated anon key or signing key) into it,
+ * keeping every other line; the names it wrote. `npm run keys` and `npm start` call it.
+ */
+export async function ensureEnvFile(envFile: string, rotate: Rotation = {}): Promise<string[]> {
+  const text = existsSync(envFile) ? readFileSync(envFile, 'utf8') : '';
+  const current = parseEnv(text) as Partial<Secrets>;
+  const next = { ...current };
+  if (rotate.anonKey) {
+    delete next.JWT_SECRET;
+    delete next.ANON_KEY;
+  }
+  if (rotate.signingKey && current.HTTP_SIG_PRIVATE_KEY) {
+    const retired = (current.HTTP_SIG_RETIRED_PUBLIC_KEYS ?? '').split(',').filter(Boolean);
+    next.HTTP_SIG_RETIRED_PUBLIC_KEYS = [...retired, signingPublicKey(current.HTTP_SIG_PRIVATE_KEY)].join(',');
+    delete next.HTTP_SIG_PRIVATE_KEY;
+  }
+  const complete = await completeSecrets(next);
+  const changed = (Object.keys(complete) as (keyof Secrets)[]).filter((name) => complete[name] !== current[name]);
+  if (changed.length === 0) return [];
+  // Drop the lines being replaced, then append the new values.
+  const kept = text.split('\n').filter((line) => !changed.some((name) => line.startsWith(`${name}=`)));
+  const body = [...kept.filter((line, i) => line !== '' || i < kept.length - 1), ...changed.map((name) => `${name}=${complete[name]}`)];
+  writeFileSync(envFile, body.join('\n').replace(/^\n+/, '') + '\n', { mode: 0o600 });
+  return changed;
 }

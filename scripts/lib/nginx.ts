@@ -5,6 +5,7 @@ import { accessSync, chownSync, constants, existsSync, mkdirSync, readdirSync, r
 import path from 'node:path';
 import { ROOT_DIR, type Config } from './config.ts';
 import { idsOf, startChild, waitUntil, type Child, type Log } from './processes.ts';
+import { renderSite } from './site.ts';
 
 export const NGINX_DIR = path.join(ROOT_DIR, 'site', 'nginx');
 
@@ -50,8 +51,9 @@ export function nginxVars(cfg: Config, prefix: string): Record<string, string> {
     API_LISTEN: `${cfg.bindHost}:${cfg.apiPort}`,
     SITE_LISTEN: `${cfg.bindHost}:${cfg.sitePort}`,
     SITE_ROOT: path.join(prefix, 'html'),
-    SITE_DOCUMENT_LOCATIONS: 'snippets/site-documents.conf',
-    API_DOCUMENT_LOCATIONS: 'snippets/api-documents.conf',
+    // Written by the renderer beside the documents, as in docker-compose (site/render/locations.ts).
+    SITE_LOCATIONS: path.join(prefix, 'html', '_nginx', 'site-locations.conf'),
+    API_LOCATIONS: path.join(prefix, 'html', '_nginx', 'api-locations.conf'),
     POSTGREST_UPSTREAM: `${cfg.bindHost}:${cfg.postgrestPort}`,
     API_MICROCACHE_SECONDS: String(Math.max(cfg.apiMicrocacheSeconds, 1)),
     API_PROXY_CACHE: cfg.apiMicrocacheSeconds > 0 ? 'api_micro' : 'off',
@@ -75,13 +77,10 @@ function siteHostVars(cfg: Config): Record<string, string> {
 }
 
 /**
- * Writes the static documents into the site root and their nginx locations into the two files the
- * site host's and the API host's server blocks include.
+ * Renders the configuration into `prefix` (wiping the previous rendering and cache), with the
+ * documents and the locations generated for both hosts.
  */
-export type WriteDocuments = (siteRoot: string, locations: { site: string; api: string }) => Promise<void> | void;
-
-/** Renders the configuration into `prefix` (wiping the previous rendering and cache), documents included. */
-export async function renderNginx(cfg: Config, prefix: string, writeDocuments: WriteDocuments): Promise<string> {
+export async function renderNginx(cfg: Config, prefix: string): Promise<string> {
   rmSync(prefix, { recursive: true, force: true });
   for (const dir of ['conf.d', 'snippets', 'deploy', 'cache', 'tmp', 'html']) mkdirSync(path.join(prefix, dir), { recursive: true });
   const vars = nginxVars(cfg, prefix);
@@ -97,7 +96,7 @@ export async function renderNginx(cfg: Config, prefix: string, writeDocuments: W
   for (const [from, to] of [['snippets', 'snippets'], ['local', 'deploy'], ...brotli]) {
     for (const file of readdirSync(path.join(NGINX_DIR, from!))) writeFileSync(path.join(prefix, to!, file), readFileSync(path.join(NGINX_DIR, from!, file)));
   }
-  await writeDocuments(vars.SITE_ROOT!, { site: path.join(prefix, vars.SITE_DOCUMENT_LOCATIONS!), api: path.join(prefix, vars.API_DOCUMENT_LOCATIONS!) });
+  await renderSite(cfg, vars.SITE_ROOT!);
   return path.join(prefix, 'nginx.conf');
 }
 
@@ -121,10 +120,10 @@ export interface PreparedNginx {
 }
 
 /** Renders the configuration and the documents into the prefix and checks them with nginx -t; once per stack. */
-export async function prepareNginx(cfg: Config, writeDocuments: WriteDocuments): Promise<PreparedNginx> {
+export async function prepareNginx(cfg: Config): Promise<PreparedNginx> {
   const binary = findNginx(cfg.nginxBin);
   const prefix = path.join(cfg.dataDir, 'nginx');
-  const conf = await renderNginx(cfg, prefix, writeDocuments);
+  const conf = await renderNginx(cfg, prefix);
   const ids = unprivilegedIds(prefix);
   // Brotli's modules, where installed, are loaded before the configuration.
   const modules = findBrotliModules().map((m) => `load_module ${m};`).join(' ');

@@ -1,10 +1,11 @@
 // Child processes of the local stack: start, wait until ready, stop without leaving anything behind.
 // Each child leads a process group of its own, so a child's own children (nginx workers, Postgres
 // backends) go with it: whenever a child exits, for whatever reason, its whole group is killed.
-import { execFileSync, spawn, type ChildProcess, type SpawnOptions } from 'node:child_process';
+import { execFile, execFileSync, spawn, type ChildProcess, type SpawnOptions } from 'node:child_process';
 import { existsSync, readdirSync, readFileSync, readlinkSync, writeFileSync } from 'node:fs';
 import net from 'node:net';
 import { setTimeout as sleep } from 'node:timers/promises';
+import { promisify } from 'node:util';
 
 export type Log = (line: string) => void;
 
@@ -77,6 +78,21 @@ export function startChild(
       }
     },
   };
+}
+
+/**
+ * Runs a Node program to its end, on this Node, with exactly `env` (and PATH): the other parts of the
+ * service are run as programs, never imported. Resolves with what it printed; rejects with what it
+ * said on stderr when it fails.
+ */
+export async function runNode(program: string, args: string[], env: Record<string, string>, timeoutMs = 120_000): Promise<string> {
+  try {
+    const { stdout } = await promisify(execFile)(process.execPath, [program, ...args], { env: { PATH: process.env.PATH ?? '', ...env }, timeout: timeoutMs });
+    return stdout;
+  } catch (error) {
+    const { stderr, message } = error as { stderr?: string; message: string };
+    throw new Error(stderr?.trim() || message);
+  }
 }
 
 /** The executable of a running process, or undefined when it is gone or not ours to read. */

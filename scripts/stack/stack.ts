@@ -3,20 +3,16 @@
 // one that dies is started again, and one that keeps dying ends the stack through onGiveUp.
 // startNode runs the same node (PostgREST, edge, nginx) over a database that runs elsewhere: the
 // primary, or a read replica of it.
-import { writeFileSync } from 'node:fs';
+// The parts built elsewhere run as programs, never imported: the site's renderer (through
+// prepareNginx), the edge's first warming pass and the writer's demo seed.
 import path from 'node:path';
-import type { Config } from '../lib/config.ts';
+import { ROOT_DIR, type Config } from '../lib/config.ts';
 import { openDatabase, type Database, type Supervise } from '../lib/database.ts';
-import { startEdge } from '../lib/edge.ts';
+import { startEdge, warmGateways } from '../lib/edge.ts';
 import { findNginx, prepareNginx, startNginx } from '../lib/nginx.ts';
 import { startPostgrest } from '../lib/postgrest.ts';
-import { assertPortFree, GroupRecord, type Child, type Log } from '../lib/processes.ts';
+import { assertPortFree, GroupRecord, runNode, type Child, type Log } from '../lib/processes.ts';
 import { supervise, type RestartPolicy, type SupervisedPart } from '../lib/supervisor.ts';
-import { openWriterDb } from '../writer/db.ts';
-import { seedDemoHistory } from '../writer/demo.ts';
-import { warmOnce, warmTargets } from '../../edge/warm.ts';
-import { apiDocumentLocations, documentLocations } from '../../site/render/locations.ts';
-import { renderSiteDocuments } from '../../site/render/render.ts';
 
 /** PostgREST, the edge server and nginx (the API host and the site host): one node of the service. */
 export interface Node {
@@ -106,20 +102,12 @@ async function startNodeParts(cfg: Config, authenticatorUrl: string, { keepRunni
   const edge = await keepRunning('edge', () => startEdge(cfg, log));
   started.push(edge);
   // Rendered once; a restarted nginx serves the same configuration and documents.
-  const prepared = await prepareNginx(cfg, async (siteRoot, locations) => {
-    await renderSiteDocuments(cfg, siteRoot);
-    writeFileSync(locations.site, documentLocations());
-    writeFileSync(locations.api, apiDocumentLocations());
-  });
+  const prepared = await prepareNginx(cfg);
   const nginx = await keepRunning('nginx', () => startNginx(cfg, log, prepared));
   started.push(nginx);
   // Every cached answer is in both gateways' microcaches before the node is ready: no first
   // caller waits for one. The edge keeps them fresh from here on.
-  if (Number(cfg.edgeTunables.EDGE_WARM_SECONDS) !== 0) {
-    const local = (port: number) => `http://${cfg.bindHost}:${port}`;
-    const failed = await warmOnce(warmTargets({ site: local(cfg.sitePort), api: local(cfg.apiPort) }, cfg.ANON_KEY), 10_000);
-    if (failed.length) log(`The gateways' caches could not all be warmed before start (${failed.length}); first: ${failed[0]}`);
-  }
+  if (Number(cfg.edgeTunables.EDGE_WARM_SECONDS) !== 0) await warmGateways(cfg, log);
   return {
     cfg,
     postgrest,
@@ -155,7 +143,7 @@ export async function startStack(cfg: Config, options: StackOptions): Promise<St
   try {
     const db = await openDatabase(cfg, log, parts.keepRunning);
     parts.started.push(db);
-    if (options.seedDemo && (await seedDemoIfEmpty(db.adminUrl))) log('The database was empty: loaded the demo dataset (data_source "demo").');
+    if (options.seedDemo) await seedDemo(db.adminUrl, log);
     return { ...(await startNodeParts(cfg, db.urlFor('authenticator'), parts, log, false)), db, stop: parts.stopAll };
   } catch (error) {
     await parts.stopAll();
@@ -164,14 +152,11 @@ export async function startStack(cfg: Config, options: StackOptions): Promise<St
 }
 
 /**
- * Loads the demo history when the database holds no data at all. The writer's demo source
- * (scripts/writer/demo.ts) makes it, so the seed and the running demo writer tell one story.
+ * Loads the demo history when the database holds no data at all, by the writer's own command, so
+ * the seed and the running demo writer tell one story. It is handed its database and source, and
+ * reads no env file.
  */
-export async function seedDemoIfEmpty(adminUrl: string): Promise<boolean> {
-  const db = openWriterDb(adminUrl);
-  try {
-    return await seedDemoHistory(db);
-  } finally {
-    await db.destroy();
-  }
+async function seedDemo(adminUrl: string, log: Log): Promise<void> {
+  const said = await runNode(path.join(ROOT_DIR, 'scripts', 'writer', 'cli.ts'), ['seed-demo'], { WRITER_DATABASE_URL: adminUrl, WRITER_SOURCE: 'demo', ENV_FILE: '/dev/null' });
+  for (const line of said.split('\n')) if (line.trim()) log(line);
 }

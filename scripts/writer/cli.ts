@@ -6,6 +6,7 @@ import { writerConfigFromEnv, type WriterConfig } from './config.ts';
 import { heartbeat, runCycle } from './cycle.ts';
 import { openWriterDb } from './db.ts';
 import { isCalendarDate, MAX_USD } from './events.ts';
+import { seedDemoIfEmpty } from './demo.ts';
 import { importEvents, openInput } from './import.ts';
 import { LockLost, tryWriterLock, WriterSession } from './lock.ts';
 import { createLogger, type Logger } from './log.ts';
@@ -25,6 +26,7 @@ Commands:
   backfill --since YYYY-MM-DD settled nights from a date, one request per night (polymarket source)
   status                      what the database holds and when each kind was last written
   check                       read-only dry run against the Polymarket account: what would be published
+  seed-demo                   the demo history, into a database that holds no data at all
 
 The source is WRITER_SOURCE (demo | polymarket | none); without it, polymarket when CLOB_API_KEY is set,
 else demo. One writer writes at a time: run, once and backfill take the writer lock (a Postgres advisory
@@ -76,6 +78,12 @@ its markets, the markets quoted in 24 h, capital, and yesterday's cash flows by 
 looks implausible: no paid earnings for nights on end, zero cash with positions held, a night whose
 earnings and REWARD credits differ, activity of unknown types. Figures only: no address or id.
 Exit code 0 when nothing is flagged, 1 otherwise. Run it before the first real write.`,
+  'seed-demo': `Usage: npm run writer -- seed-demo
+
+Loads the demo history (its nights with their trading costs and capital, today's accruals so far,
+breadth and a heartbeat; data_source "demo") into a database that holds no data at all, as \`run\`
+does first with the demo source, and says whether it did; a database with any data is left as it is.
+Exit code 0 either way. The local stack runs it before it starts when the writer's source is demo.`,
   status: `Usage: npm run writer -- status
 
 Prints the data source, the writer holding the writer lock (null when none), row counts (and demo rows),
@@ -122,6 +130,7 @@ async function main(argv: string[]): Promise<number> {
     case 'import': return importCommand(cfg, log, rest[0]!);
     case 'backfill': return backfillCommand(cfg, log, since!);
     case 'check': return checkCommand(cfg, log);
+    case 'seed-demo': return seedDemoCommand(cfg);
     default: return statusCommand(cfg);
   }
 }
@@ -224,6 +233,12 @@ async function checkCommand(cfg: WriterConfig, log: Logger): Promise<number> {
   const report = await runCheck(source, new Date(), log);
   process.stdout.write(process.stdout.isTTY ? `${formatCheck(report)}\n` : `${JSON.stringify(report)}\n`);
   return report.flags.length === 0 ? 0 : 1;
+}
+
+async function seedDemoCommand(cfg: WriterConfig): Promise<number> {
+  const loaded = await seedDemoIfEmpty(cfg.databaseUrl);
+  process.stdout.write(loaded ? 'The database was empty: loaded the demo dataset (data_source "demo").\n' : 'The database holds data: no demo dataset loaded.\n');
+  return 0;
 }
 
 async function statusCommand(cfg: WriterConfig): Promise<number> {

@@ -1,7 +1,7 @@
 // The demo source: deterministic synthetic figures (they depend only on the date and time), so a
 // fresh `npm start` shows a living service. Rows are marked is_demo, and it writes only into a
 // database without real data (store.demoWrite enforces that).
-import type { WriterDb } from './db.ts';
+import { openWriterDb, type WriterDb } from './db.ts';
 import type { Logger } from './log.ts';
 import { usd6, type CapitalFigures, type Source } from './source.ts';
 import * as store from './store.ts';
@@ -92,5 +92,15 @@ export async function seedDemoHistory(db: WriterDb, log?: Logger, writer?: strin
   } catch (error) {
     if (error instanceof store.RealDataPresent) return false;
     throw error;
+  }
+}
+
+/** seedDemoHistory over a connection of its own, as `npm run writer -- seed-demo` runs it. */
+export async function seedDemoIfEmpty(databaseUrl: string): Promise<boolean> {
+  const db = openWriterDb(databaseUrl);
+  try {
+    return await seedDemoHistory(db);
+  } finally {
+    await db.destroy();
   }
 }

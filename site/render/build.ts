@@ -1,28 +1,24 @@
-// `npm run build:site -- <outDir>`: renders the site documents for a deployment (e.g. into the
-// nginx image's document root) from the same configuration `npm start` reads.
-import { mkdirSync, writeFileSync } from 'node:fs';
+// `node site/render/build.ts <outDir>`: renders the site documents and both hosts' generated nginx
+// locations (under _nginx/, which no location serves) into outDir, from SITE_URL, API_URL, ANON_KEY,
+// HTTP_SIG_PUBLIC_KEY and POLICY_UPDATED in the environment. docker-compose's site service runs it
+// for the gateway; the local stack and `npm run build:site` run it with their configuration
+// (scripts/lib/site.ts).
 import path from 'node:path';
-import { configFromEnv, loadEnv } from '../../scripts/lib/config.ts';
-import { apiDocumentLocations, documentLocations } from './locations.ts';
+import { writeLocations } from './locations.ts';
 import { renderSiteDocuments } from './render.ts';
-
-/** Beside the documents, under a path no location serves. */
-const LOCATIONS_DIR = '_nginx';
+import { documentsConfigFromEnv } from './settings.ts';
 
 const outDir = process.argv[2];
 if (!outDir) {
-  console.error('Usage: npm run build:site -- <outDir>');
+  console.error('Usage: node site/render/build.ts <outDir>, with SITE_URL, API_URL, ANON_KEY and HTTP_SIG_PUBLIC_KEY set (npm run build:site -- <outDir> takes them from .env)');
   process.exit(2);
 }
 try {
-  const cfg = configFromEnv(loadEnv(), ['ANON_KEY', 'HTTP_SIG_PUBLIC_KEY']);
+  const cfg = documentsConfigFromEnv(process.env);
   await renderSiteDocuments(cfg, path.resolve(outDir));
-  // The gateway includes the documents' locations from here (SITE_/API_DOCUMENT_LOCATIONS in docker-compose.yml).
-  mkdirSync(path.join(path.resolve(outDir), LOCATIONS_DIR), { recursive: true });
-  writeFileSync(path.join(path.resolve(outDir), LOCATIONS_DIR, 'site-documents.conf'), documentLocations());
-  writeFileSync(path.join(path.resolve(outDir), LOCATIONS_DIR, 'api-documents.conf'), apiDocumentLocations());
+  writeLocations(path.resolve(outDir));
   console.log(`Rendered the site documents for ${cfg.siteUrl} (API host ${cfg.apiUrl}) into ${path.resolve(outDir)}.`);
 } catch (error) {
-  console.error(`build:site failed: ${(error as Error).message}`);
+  console.error(`Rendering the site documents failed: ${(error as Error).message}`);
   process.exit(1);
 }

@@ -1,11 +1,23 @@
-// The site host's nginx locations for the static documents, generated from the rows of
-// contract/documents.ts: each is served from the rendered root with its exact media type, cache policy
-// and headers, with CORS, ETag and Last-Modified (nginx adds those two to static files), HEAD and a
-// 204 preflight. Media types are set per location (empty `types`, explicit default_type) because
-// several files have no extension and others need exact types with parameters. A location with
-// add_header of its own inherits none from the server, hence the repeated include.
+// Both hosts' generated nginx locations, one file each, included in their server blocks.
+// The documents' locations come from the rows of contract/documents.ts: each is served from the rendered
+// root with its exact media type, cache policy and headers, with CORS, ETag and Last-Modified (nginx
+// adds those two to static files), HEAD and a 204 preflight. Media types are set per location (empty
+// `types`, explicit default_type) because several files have no extension and others need exact
+// types with parameters. A location with add_header of its own inherits none from the server, hence
+// the repeated include.
+// The cached records' locations come from the rows of contract/paths.ts: one exact location each,
+// with what they all share in snippets/api-record.conf and snippets/site-record.conf.
+import { mkdirSync, writeFileSync } from 'node:fs';
+import path from 'node:path';
 import { API_HOST_DIR, API_HOST_DOCUMENTS, SKILL_FILE_TYPES, STATIC_DOCUMENTS, type SiteDocument } from '../../contract/documents.ts';
-import { SITE_PATHS } from '../../contract/paths.ts';
+import { API_PATHS, CACHED_RECORDS, EDGE_PATHS, recordName, SITE_PATHS, type CachedRecord } from '../../contract/paths.ts';
+
+/**
+ * Where the generated files go, under the rendered root (a path no location serves): the templates
+ * include them from there (API_LOCATIONS and SITE_LOCATIONS, set by scripts/lib/nginx.ts and
+ * docker-compose.yml).
+ */
+export const LOCATION_FILES = { site: '_nginx/site-locations.conf', api: '_nginx/api-locations.conf' } as const;
 
 /** An nginx string literal: double-quoted, with backslashes and quotes escaped. */
 const quoted = (value: string) => `"${value.replace(/\\/g, '\\\\').replace(/"/g, '\\"')}"`;
@@ -27,22 +39,72 @@ function location(doc: SiteDocument & { file: string }, root?: string): string {
 
 const skillsDir = SITE_PATHS.SKILLS_INDEX.replace(/index\.json$/, '');
 
+/** Text for inside an nginx single-quoted string: backslashes and quotes escaped. */
+const inSingleQuotes = (value: string) => value.replace(/\\/g, '\\\\').replace(/'/g, "\\'");
+
+/** A record's name, checked: it is written into the configuration unquoted. */
+function checkedName(record: CachedRecord): string {
+  const name = recordName(record);
+  if (!/^[a-z0-9_][a-z0-9_.-]*$/.test(name)) throw new Error(`${record.path}: a cached record's name (its last path segment) takes a-z, 0-9, _, . and - only.`);
+  return name;
+}
+
 /**
- * The API host's own documents, included in its server block: served from their directory under the
- * rendered root ($site_documents_root, from templates/documents.conf.template).
+ * An API host record: filled from the edge's signing route for its function, keyed by the canonical
+ * no-arguments body and the coding. The function's name is a variable so the route goes up as it is,
+ * without the query, and the 400 for arguments can name it.
  */
-export function apiDocumentLocations(): string {
+function apiRecordLocation(record: CachedRecord): string[] {
+  const name = checkedName(record);
+  if (record.query) throw new Error(`${record.path}: the API host's records take no arguments (no body or {}), so no query selects an answer.`);
   return [
-    '# Generated from contract/documents.ts by site/render/locations.ts: edit the rows there, not this file.',
+    `location = ${record.path} {`,
+    `    set $record_rpc ${name};`,
+    '    include snippets/api-record.conf;',
+    `    proxy_pass http://edge${EDGE_PATHS.API_HOST_RPC}$record_rpc;`,
+    `    proxy_cache_key "${name}|$no_arguments_body|$cached_encoding";`,
+    '}',
+  ];
+}
+
+/** A site host record: the edge serves the same path (with the query as sent); keyed by the query when it selects the answer. */
+function siteRecordLocation(record: CachedRecord): string[] {
+  const name = checkedName(record);
+  return [
+    `location = ${record.path} {`,
+    '    include snippets/site-record.conf;',
+    '    proxy_pass http://edge;',
+    `    proxy_cache_key "${name}|${record.query ? '$args' : ''}|$cached_encoding";`,
+    '}',
+  ];
+}
+
+
+/** "a, b and c". */
+const listed = (items: string[]) => (items.length > 1 ? `${items.slice(0, -1).join(', ')} and ${items.at(-1)}` : items.join(''));
+
+/** The API host's server block: its own documents (served from under the rendered root), its records and the 404 that names its operations. */
+export function apiLocations(records: readonly CachedRecord[] = CACHED_RECORDS): string {
+  const ours = records.filter((r) => r.host === 'api');
+  const operations = [...ours.map((r) => `GET|POST ${r.path}`), `GET ${API_PATHS.HEALTH}`];
+  return [
+    '# Generated by site/render/locations.ts from contract/documents.ts and contract/paths.ts: edit the rows there, not this file.',
     ...API_HOST_DOCUMENTS.map((doc) => location(doc, `$site_documents_root/${API_HOST_DIR}`)),
+    ...ours.flatMap(apiRecordLocation),
+    'location / {',
+    '    include snippets/cors.conf;',
+    '    add_header Cache-Control "no-store" always;',
+    '    if ($request_method = OPTIONS) { include snippets/cors-preflight.conf; }',
+    `    return 404 '${inSingleQuotes(JSON.stringify({ message: `Not found: the API host serves ${listed(operations)}` }))}\\n';`,
+    '}',
     '',
   ].join('\n');
 }
 
-/** The whole snippet, included in the site host's server block. */
-export function documentLocations(): string {
+/** The site host's server block: the static documents, the records, and the API host's signing route refused. */
+export function siteLocations(records: readonly CachedRecord[] = CACHED_RECORDS): string {
   return [
-    '# Generated from contract/documents.ts by site/render/locations.ts: edit the rows there, not this file.',
+    '# Generated by site/render/locations.ts from contract/documents.ts and contract/paths.ts: edit the rows there, not this file.',
     ...STATIC_DOCUMENTS.map((doc) => location(doc)),
     // The skills' own files, under the index's directory.
     `location ^~ ${skillsDir} {`,
@@ -67,6 +129,22 @@ export function documentLocations(): string {
     '    default_type application/json;',
     `    return 404 '{"message":"Not found"}\\n';`,
     '}',
+    ...records.filter((r) => r.host === 'site').flatMap(siteRecordLocation),
+    // The edge's routes for the API host's gateway are not the site's.
+    `location ${EDGE_PATHS.API_HOST_PREFIX} {`,
+    '    include snippets/cors.conf;',
+    '    add_header Cache-Control "no-store" always;',
+    '    default_type application/json;',
+    `    return 404 '{"message":"Not found"}\\n';`,
+    '}',
     '',
   ].join('\n');
+}
+
+/** Writes both files under `outDir`. */
+export function writeLocations(outDir: string): void {
+  for (const [host, file] of Object.entries(LOCATION_FILES)) {
+    mkdirSync(path.dirname(path.join(outDir, file)), { recursive: true });
+    writeFileSync(path.join(outDir, file), host === 'api' ? apiLocations() : siteLocations());
+  }
 }

@@ -1,21 +1,24 @@
 // Renders the site host's static documents (the rows of contract/documents.ts) into `outDir` from one
 // configuration: the public URLs, the current anon key, the public signing key and the policy's
 // last-updated date. A row with a source is its template under site/documents, filled; the others
-// are built here. Called at start-up by the local stack and by `npm run build:site -- <outDir>`.
+// are built here, by site/render/build.ts.
 import { createHash } from 'node:crypto';
 import { mkdirSync, readdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { createRequire } from 'node:module';
 import path from 'node:path';
+import { fileURLToPath } from 'node:url';
 import { brotliCompressSync, constants as zlib, gzipSync } from 'node:zlib';
-import { ROOT_DIR, type Config } from '../../scripts/lib/config.ts';
 import { hostDocument } from './openapi.ts';
 import { API_HOST_DOCUMENTS, STATIC_DOCUMENTS } from '../../contract/documents.ts';
 import { fillJson, fillText, type Vars } from './templates.ts';
 import { API_PATHS, logOrigin, publicUrls, SITE_PATHS, skillPath } from '../../contract/paths.ts';
-import { mcpCardFacts, MCP_SERVER_VERSION, type McpCardFacts } from '../../edge/mcp.ts';
+import { MCP_SERVER_NAME, MCP_SERVER_VERSION } from '../../contract/mcp.ts';
+import { mcpCardFacts, type McpCardFacts } from './mcp-card.ts';
 import { contractSchemas } from './schemas.ts';
 import { citeSentence, DEMO_RULE, FIGURES_LICENSE, RULES, verification } from '../../contract/texts/rules.ts';
-import { noteVerifierKey } from '../../edge/tlog/note.ts';
+import { noteVerifierKey } from '../../contract/log-key.ts';
+
+const ROOT_DIR = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '../..');
 
 export const DOCUMENTS_DIR = path.join(ROOT_DIR, 'site', 'documents');
 /** The verifier, served as it is but for its default site, which becomes this one. */
@@ -35,7 +38,19 @@ export const CONTENT_SIGNAL = 'search=yes, ai-input=yes, ai-train=no';
 /** Agent Skills Discovery v0.2.0 index schema identifier. */
 export const SKILLS_SCHEMA = 'https://schemas.agentskills.io/discovery/0.2.0/schema.json';
 
-export type DocumentsConfig = Pick<Config, 'siteUrl' | 'apiUrl' | 'ANON_KEY' | 'HTTP_SIG_PUBLIC_KEY'> & Partial<Pick<Config, 'policyUpdated'>>;
+/** What the documents are rendered from (site/render/settings.ts reads it from the environment). */
+export interface DocumentsConfig {
+  /** Public origin of the site host, {base_url}. */
+  siteUrl: string;
+  /** Public origin of the API host, {api_url}. */
+  apiUrl: string;
+  /** The public anon key, published in auth.md and the skills. */
+  ANON_KEY: string;
+  /** The public half of the signing key (base64url): the key directory's and the log's verifier key. */
+  HTTP_SIG_PUBLIC_KEY: string;
+  /** The access policy's last-updated date (POLICY_UPDATED, YYYY-MM-DD); otherwise DEFAULT_POLICY_UPDATED. */
+  policyUpdated?: string;
+}
 
 export interface RenderOptions {
   /** YYYY-MM-DD; default: the configuration's POLICY_UPDATED, else DEFAULT_POLICY_UPDATED. */
@@ -63,7 +78,7 @@ export function mcpServerName(siteUrl: string): string {
   const host = new URL(siteUrl).hostname;
   const isIp = /^[\d.]+$/.test(host) || host.includes(':') || host.startsWith('[');
   const namespace = isIp ? host.replace(/[^a-zA-Z0-9.-]/g, '-') : host.split('.').reverse().join('.');
-  return `${namespace}/public-stats`;
+  return `${namespace}/${MCP_SERVER_NAME}`;
 }
 
 export function templateVars(cfg: DocumentsConfig, policyUpdated: string, logVerifierKey: string): Vars {
@@ -112,7 +127,7 @@ function withContract(openapi: unknown): unknown {
   return { ...doc, components: { ...doc.components, schemas: { ...doc.components.schemas, ...contractSchemas() } } };
 }
 
-/** The server card with what the live MCP server says of itself: its info, capabilities, instructions, tools and resources. */
+/** The server card with what the MCP server says of itself: its info, capabilities, instructions, tools and resources. */
 function withServerFacts(card: unknown, facts: McpCardFacts): unknown {
   const { serverInfo, ...rest } = facts;
   return { ...(card as object), title: serverInfo.title, version: serverInfo.version, serverInfo, ...rest };

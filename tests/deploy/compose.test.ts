@@ -16,7 +16,7 @@ import { EDGE_NODE_FLAGS } from '../../scripts/lib/edge.ts';
 import { REPLICA_SCRIPT } from '../../scripts/lib/replica.ts';
 import { findNginx, NGINX_DIR, renderTemplate } from '../../scripts/lib/nginx.ts';
 import { envExampleNames } from '../support/env-example.ts';
-import { apiDocumentLocations, documentLocations } from '../../site/render/locations.ts';
+import { LOCATION_FILES, writeLocations } from '../../site/render/locations.ts';
 
 interface Service {
   image?: string;
@@ -220,14 +220,14 @@ describe('docker-compose.yml', () => {
       for (const dir of ['conf.d', 'templates-out', 'cache', 'srv']) mkdirSync(path.join(prefix, dir));
       vars.SITE_ROOT = path.join(prefix, 'srv');
       vars.NGINX_CACHE_DIR = path.join(prefix, 'cache');
-      // The site service writes the documents' locations beside them; here, into the prefix.
-      expect(vars.SITE_DOCUMENT_LOCATIONS).toMatch(/^\/srv\/site\//);
-      vars.SITE_DOCUMENT_LOCATIONS = path.join(prefix, 'srv', '_nginx', 'site-documents.conf');
-      mkdirSync(path.dirname(vars.SITE_DOCUMENT_LOCATIONS), { recursive: true });
-      writeFileSync(vars.SITE_DOCUMENT_LOCATIONS, documentLocations());
-      expect(vars.API_DOCUMENT_LOCATIONS).toMatch(/^\/srv\/site\//);
-      vars.API_DOCUMENT_LOCATIONS = path.join(prefix, 'srv', '_nginx', 'api-documents.conf');
-      writeFileSync(vars.API_DOCUMENT_LOCATIONS, apiDocumentLocations());
+      // The site service writes both hosts' generated locations beside the documents, where the
+      // gateway includes them from; here, into the prefix.
+      expect(env.SITE_LOCATIONS).toBe(`${env.SITE_ROOT}/${LOCATION_FILES.site}`);
+      expect(env.API_LOCATIONS).toBe(`${env.SITE_ROOT}/${LOCATION_FILES.api}`);
+      expect(services.site!.command!.at(-1)).toBe(env.SITE_ROOT);
+      writeLocations(vars.SITE_ROOT);
+      vars.SITE_LOCATIONS = path.join(vars.SITE_ROOT, LOCATION_FILES.site);
+      vars.API_LOCATIONS = path.join(vars.SITE_ROOT, LOCATION_FILES.api);
       for (const file of readdirSync(path.join(NGINX_DIR, 'templates'))) {
         const rendered = renderTemplate(readFileSync(path.join(NGINX_DIR, 'templates', file), 'utf8'), vars);
         const leftover = rendered.match(/\$\{[A-Z][A-Z0-9_]*\}/g);

@@ -10,7 +10,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { configFromEnv, type Config, type Env } from '../../scripts/lib/config.ts';
 import { freePort } from '../../scripts/lib/processes.ts';
 import { startStack, type Stack } from '../../scripts/stack/stack.ts';
-import { ensureEnvFile } from '../../scripts/keys.ts';
+import { ensureEnvFile } from '../../scripts/lib/keys.ts';
 import { get } from './helpers.ts';
 import { rawGet, verifyWithHttpMessageSig, verifyWithHttpMessageSignatures, type DirectoryKey } from '../support/signatures.ts';
 

@@ -5,7 +5,7 @@ import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { Readable } from 'node:stream';
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
-import { seedDemoIfEmpty } from '../../scripts/stack/stack.ts';
+import { seedDemoIfEmpty } from '../../scripts/writer/demo.ts';
 import { openWriterDb, type WriterDb } from '../../scripts/writer/db.ts';
 import { importEvents } from '../../scripts/writer/import.ts';
 import { createLogger } from '../../scripts/writer/log.ts';
