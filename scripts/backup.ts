@@ -7,8 +7,8 @@ import { existsSync, mkdirSync, readdirSync, readFileSync, renameSync, rmSync, s
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import pg from 'pg';
-import { configFromEnv, databaseUrl, loadEnv } from './lib/config.ts';
-import { migrate } from './lib/database.ts';
+import { adminDatabaseUrl } from './lib/config.ts';
+import { migrate } from './lib/migrations.ts';
 import { pgTool } from './lib/pg-tools.ts';
 
 const DATA_TABLES = ['payout', 'payout_correction', 'accrual', 'breadth', 'capital', 'trading_cost', 'trading_cost_correction', 'heartbeat', 'quoted_market', 'log_entry'];
@@ -32,13 +32,6 @@ function run(tool: string, args: string[], databaseUrl?: string): void {
     const stderr = (error as { stderr?: Buffer }).stderr?.toString().trim();
     throw new Error(`${tool} failed: ${stderr || `exit ${(error as { status?: number }).status ?? 'by signal'}`}`);
   }
-}
-
-/** The admin connection: DATABASE_URL, else the embedded server of `npm start` (which must be running). */
-export function defaultDatabaseUrl(env = loadEnv()): string {
-  if (env.DATABASE_URL) return env.DATABASE_URL;
-  if (!env.POSTGRES_PASSWORD) throw new Error('No database: set DATABASE_URL, or run `npm start` (which creates .env) first.');
-  return databaseUrl(configFromEnv(env, ['POSTGRES_PASSWORD']), { name: 'postgres', password: env.POSTGRES_PASSWORD });
 }
 
 /** Writes the dump beside `file` first and renames it on success, so a failed dump never replaces a good one. */
@@ -112,7 +105,7 @@ if (import.meta.url === `file://${process.argv[1]}`) {
   const [command, target, ...rest] = process.argv.slice(2);
   const urlFlag = rest.indexOf('--database-url');
   try {
-    const url = urlFlag >= 0 && rest[urlFlag + 1] ? rest[urlFlag + 1]! : defaultDatabaseUrl();
+    const url = urlFlag >= 0 && rest[urlFlag + 1] ? rest[urlFlag + 1]! : adminDatabaseUrl();
     if (command === 'dump' && target) { dump(url, target); console.log(`Wrote ${target}.`); }
     else if (command === 'restore' && target) { await restore(url, target); console.log(`Restored ${target}.`); }
     else if (command === 'schedule' && target) await schedule(url, target);

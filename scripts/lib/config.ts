@@ -163,6 +163,13 @@ export function databaseUrl(cfg: Pick<Config, 'databaseUrl' | 'bindHost' | 'post
   return url.toString();
 }
 
+/** The admin connection of the tools: DATABASE_URL, else the embedded server of `npm start` (which must be running). */
+export function adminDatabaseUrl(env = loadEnv()): string {
+  if (env.DATABASE_URL) return env.DATABASE_URL;
+  if (!env.POSTGRES_PASSWORD) throw new Error('No database: set DATABASE_URL, or run `npm start` (which creates .env) first.');
+  return databaseUrl(configFromEnv(env, ['POSTGRES_PASSWORD']), { name: 'postgres', password: env.POSTGRES_PASSWORD });
+}
+
 export const SECRET_NAMES = ['JWT_SECRET', 'ANON_KEY', 'AUTHENTICATOR_PASSWORD', 'WRITER_DB_PASSWORD', 'POSTGRES_PASSWORD', 'HTTP_SIG_PRIVATE_KEY'] as const;
 
 /**

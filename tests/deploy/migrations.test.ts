@@ -3,7 +3,7 @@
 import { readdirSync } from 'node:fs';
 import { runner } from 'node-pg-migrate';
 import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
-import { migrate, MIGRATIONS_DIR } from '../../scripts/lib/database.ts';
+import { migrate, MIGRATIONS_DIR } from '../../scripts/lib/migrations.ts';
 import { withClient } from '../support/db.ts';
 
 const { adminUrl } = inject('stack');

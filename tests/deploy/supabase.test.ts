@@ -5,7 +5,7 @@ import path from 'node:path';
 import { describe, expect, inject, it } from 'vitest';
 import { parse as parseToml } from 'smol-toml';
 import { ROOT_DIR } from '../../scripts/lib/config.ts';
-import { MIGRATIONS_DIR } from '../../scripts/lib/database.ts';
+import { MIGRATIONS_DIR } from '../../scripts/lib/migrations.ts';
 import { schemaDifference } from '../../scripts/lib/schema-diff.ts';
 
 const { adminUrl } = inject('stack');
