@@ -6,7 +6,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { CACHED_RECORD_PATHS } from '../contract/paths.ts';
 import { rawGet, type RawAnswer } from './support/signatures.ts';
 import { startTestStack, type TestStack } from './support/stack.ts';
-import { addDays, cliEnv, runCli, todayUtc } from './writer/helpers.ts';
+import { addDays, cliEnv, runCli, todayUtc } from './support/writer.ts';
 
 let stack: TestStack;
 

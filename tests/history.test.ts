@@ -9,7 +9,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { API_PATHS, SITE_PATHS } from '../contract/paths.ts';
 import { withClient } from './support/db.ts';
 import { startTestStack, type TestStack } from './support/stack.ts';
-import { addDays, cliEnv, query, runCli, todayUtc } from './writer/helpers.ts';
+import { addDays, cliEnv, query, runCli, todayUtc } from './support/writer.ts';
 
 const NIGHTS = 1000;
 let stack: TestStack;

@@ -5,7 +5,7 @@
 import canonicalize from 'canonicalize';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startTestStack, type TestStack } from './support/stack.ts';
-import { addDays, cliEnv, query, runCli, todayUtc } from './writer/helpers.ts';
+import { addDays, cliEnv, query, runCli, todayUtc } from './support/writer.ts';
 
 let stack: TestStack;
 const today = todayUtc();

@@ -17,7 +17,7 @@ import { freePort } from '../scripts/lib/processes.ts';
 import { API_PATHS, SITE_PATHS } from '../contract/paths.ts';
 import { startTestStack, type TestStack } from './support/stack.ts';
 import { rawGet, sha256Digest, verifyWithHttpMessageSig, verifyWithHttpMessageSignatures, type DirectoryKey, type RawAnswer } from './support/signatures.ts';
-import { addDays, cliEnv, runCli, todayUtc } from './writer/helpers.ts';
+import { addDays, cliEnv, runCli, todayUtc } from './support/writer.ts';
 
 const run = promisify(execFile);
 const NIGHTS = 300;

@@ -7,7 +7,7 @@ import { calculateJwkThumbprint } from 'jose';
 import { verifySignature, webcrypto } from 'http-message-sig';
 import { describe, expect, inject, it } from 'vitest';
 import { API_HOST_DOCUMENTS, STATIC_DOCUMENTS } from '../../contract/documents.ts';
-import { essence, get, getJson } from './helpers.ts';
+import { essence, get, getJson } from '../support/discovery.ts';
 
 const site = () => inject('stack').siteUrl;
 const api = () => inject('stack').apiUrl;

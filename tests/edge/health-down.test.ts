@@ -5,7 +5,7 @@ import { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
 import { freePort } from '../../scripts/lib/processes.ts';
 import { startTestStack, type TestStack } from '../support/stack.ts';
-import { edgeConfig, eventually, serveEdge } from './support.ts';
+import { edgeConfig, eventually, serveEdge } from '../support/edge.ts';
 
 let stack: TestStack;
 let siteUrl: string;

@@ -5,7 +5,7 @@ import type { AddressInfo } from 'node:net';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { withClient } from '../support/db.ts';
 import { startTestStack, type TestStack } from '../support/stack.ts';
-import { edgeConfig, eventually, serveEdge, type Listening } from './support.ts';
+import { edgeConfig, eventually, serveEdge, type Listening } from '../support/edge.ts';
 
 let stack: TestStack;
 let apiUrl: string;

@@ -9,7 +9,7 @@ import { waitUntil } from '../../scripts/lib/processes.ts';
 import { CACHED_PATHS, CODINGS, expectSameAnswers } from '../support/nodes.ts';
 import { rawGet } from '../support/signatures.ts';
 import { startTestNode, startTestStack, type TestNode, type TestStack } from '../support/stack.ts';
-import { addDays, cliEnv, runCli, todayUtc } from '../writer/helpers.ts';
+import { addDays, cliEnv, runCli, todayUtc } from '../support/writer.ts';
 
 let stack: TestStack;
 let second: TestNode;

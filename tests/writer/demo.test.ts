@@ -7,7 +7,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { ROOT_DIR } from '../../scripts/lib/config.ts';
 import { freePort } from '../../scripts/lib/processes.ts';
 import { startTestStack, type TestStack } from '../support/stack.ts';
-import { addDays, cliEnv, landingStats, query, runCli, todayUtc } from './helpers.ts';
+import { addDays, cliEnv, landingStats, query, runCli, todayUtc } from '../support/writer.ts';
 
 let stack: TestStack;
 const today = todayUtc();

@@ -1,7 +1,7 @@
 // The fake Polymarket pins the documented behaviour the writer depends on, with plain fetch, so a
 // writer test that passes against it passes against the documented API and not against a reading of it.
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { activity, conditionId, FakePolymarket, l2Signature, openOrder, position, PUSD, type FakeAccount } from './fake-polymarket.ts';
+import { activity, conditionId, FakePolymarket, l2Signature, openOrder, position, PUSD, type FakeAccount } from '../support/fake-polymarket.ts';
 
 const account: FakeAccount = {
   apiKey: '5f3e2c1a-9b8d-4e7f-a6c5-3d2e1f0a9b8c',

@@ -10,7 +10,7 @@ import { openWriterDb, type WriterDb } from '../../scripts/writer/db.ts';
 import { importEvents } from '../../scripts/writer/import.ts';
 import { createLogger } from '../../scripts/writer/log.ts';
 import { startTestStack, type TestStack } from '../support/stack.ts';
-import { addDays, cliEnv, landingStats, landingStatsViaApi, query, resetData, runCli, startCli, todayUtc } from './helpers.ts';
+import { addDays, cliEnv, landingStats, landingStatsViaApi, query, resetData, runCli, startCli, todayUtc } from '../support/writer.ts';
 
 let stack: TestStack;
 let db: WriterDb;

@@ -9,8 +9,8 @@ import { openWriterDb } from '../../scripts/writer/db.ts';
 import { createLogger } from '../../scripts/writer/log.ts';
 import { PolymarketSource } from '../../scripts/writer/polymarket/source.ts';
 import { startTestStack, type TestStack } from '../support/stack.ts';
-import { activity, conditionId, FakePolymarket, openOrder, position, PUSD, trade, type Earning, type FakeAccount } from './fake-polymarket.ts';
-import { addDays, cliEnv, landingStats, landingStatsViaApi, query, resetData, runCli, startCli, todayUtc, type CliRun } from './helpers.ts';
+import { activity, conditionId, FakePolymarket, openOrder, position, PUSD, trade, type Earning, type FakeAccount } from '../support/fake-polymarket.ts';
+import { addDays, cliEnv, landingStats, landingStatsViaApi, query, resetData, runCli, startCli, todayUtc, type CliRun } from '../support/writer.ts';
 
 const T = todayUtc();
 const MIDNIGHT = (date: string) => Date.parse(`${date}T00:00:00Z`);

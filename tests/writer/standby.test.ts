@@ -5,8 +5,8 @@
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
 import { APPLICATION_NAME_PREFIX, WRITER_LOCK_KEY } from '../../scripts/writer/lock.ts';
 import { startTestStack, type TestStack } from '../support/stack.ts';
-import { conditionId, FakePolymarket, PUSD, type Earning, type FakeAccount } from './fake-polymarket.ts';
-import { addDays, cliEnv, query, resetData, runCli, startCli, todayUtc } from './helpers.ts';
+import { conditionId, FakePolymarket, PUSD, type Earning, type FakeAccount } from '../support/fake-polymarket.ts';
+import { addDays, cliEnv, query, resetData, runCli, startCli, todayUtc } from '../support/writer.ts';
 
 const T = todayUtc();
 const AUDITED = ['payout', 'trading_cost', 'accrual', 'breadth', 'capital', 'heartbeat', 'log_entry', 'settings', 'quoted_market'];

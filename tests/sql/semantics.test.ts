@@ -2,7 +2,7 @@
 // Each test runs in a transaction that is rolled back.
 import type pg from 'pg';
 import { describe, expect, it } from 'vitest';
-import { inRollback } from './support/db.ts';
+import { inRollback } from '../support/db.ts';
 
 const NOW = '2026-03-10T12:00:00Z'; // today = 2026-03-10
 

@@ -4,7 +4,7 @@ import { spawn, type ChildProcess } from 'node:child_process';
 import path from 'node:path';
 import pg from 'pg';
 import { ROOT_DIR, type Env } from '../../scripts/lib/config.ts';
-import type { TestStack } from '../support/stack.ts';
+import type { TestStack } from './stack.ts';
 
 pg.types.setTypeParser(1082, (value) => value);
 
