@@ -7,11 +7,10 @@ import { existsSync, mkdirSync, readdirSync, readFileSync, renameSync, rmSync, s
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import pg from 'pg';
+import { DATA_TABLES, DERIVED_TABLES } from '../contract/tables.ts';
 import { adminDatabaseUrl } from './lib/config.ts';
 import { migrate } from './lib/migrations.ts';
 import { pgTool } from './lib/pg-tools.ts';
-
-const DATA_TABLES = ['payout', 'payout_correction', 'accrual', 'breadth', 'capital', 'trading_cost', 'trading_cost_correction', 'heartbeat', 'quoted_market', 'log_entry'];
 
 /**
  * Runs a client tool against `databaseUrl`. The password travels in PGPASSWORD, never on the command
@@ -40,7 +39,8 @@ export function dump(databaseUrl: string, file: string): void {
   const partial = `${file}.partial`;
   try {
     // The snapshots are derived from the rest, and rebuilt after a restore.
-    run('pg_dump', ['--data-only', '--schema=stats', '--exclude-table-data=stats.history_snapshot', '--exclude-table-data=stats.stats_snapshot', '--format=custom', '--no-owner', '--no-privileges', `--file=${partial}`], databaseUrl);
+    const derived = DERIVED_TABLES.map((t) => `--exclude-table-data=stats.${t}`);
+    run('pg_dump', ['--data-only', '--schema=stats', ...derived, '--format=custom', '--no-owner', '--no-privileges', `--file=${partial}`], databaseUrl);
     renameSync(partial, file);
   } finally {
     rmSync(partial, { force: true });

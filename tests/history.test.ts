@@ -7,9 +7,9 @@ import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/
 import { XMLParser, XMLValidator } from 'fast-xml-parser';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { API_PATHS, SITE_PATHS } from '../contract/paths.ts';
-import { withClient } from './support/db.ts';
+import { query, withClient } from './support/db.ts';
 import { startTestStack, type TestStack } from './support/stack.ts';
-import { addDays, cliEnv, query, runCli, todayUtc } from './support/writer.ts';
+import { addDays, cliEnv, runCli, todayUtc } from './support/writer.ts';
 
 const NIGHTS = 1000;
 let stack: TestStack;

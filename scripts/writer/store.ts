@@ -2,6 +2,7 @@
 // locks the settings row: that serialises concurrent writers (an import beside the loop), and it is
 // where the rule that demo and real data never mix is enforced.
 import { sql, type Transaction } from 'kysely';
+import { DEMO_TABLES } from '../../contract/tables.ts';
 import type { StatsTables, WriterDb } from './db.ts';
 
 export type RealSource = 'polymarket' | 'import';
@@ -14,8 +15,6 @@ export interface Breadth { at: Date; markets_quoted_24h: number }
 export interface Capital { at: Date; cash_usd: number; inventory_usd: number; positions: number }
 /** `writer`: the name of the writer that is alive; none for an imported heartbeat. */
 export interface Heartbeat { at: Date; writer?: string | null }
-
-const DATA_TABLES = ['stats.payout', 'stats.accrual', 'stats.breadth', 'stats.capital', 'stats.trading_cost', 'stats.heartbeat'] as const;
 
 /** Raised when the demo source finds real data: it stops rather than mix demo rows into it. */
 export class RealDataPresent extends Error {
@@ -35,8 +34,8 @@ async function lockSettings(trx: Trx) {
 export async function hasRealData(db: WriterDb | Trx): Promise<boolean> {
   const settings = await db.selectFrom('stats.settings').select('data_source').executeTakeFirst();
   if (settings?.data_source) return true;
-  for (const table of DATA_TABLES) {
-    const row = await db.selectFrom(table).select(sql`1`.as('one')).where('is_demo', '=', false).limit(1).executeTakeFirst();
+  for (const name of DEMO_TABLES) {
+    const row = await db.selectFrom(`stats.${name}` as const).select(sql`1`.as('one')).where('is_demo', '=', false).limit(1).executeTakeFirst();
     if (row) return true;
   }
   return false;

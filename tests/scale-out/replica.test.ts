@@ -15,8 +15,9 @@ import { freePort, waitUntil } from '../../scripts/lib/processes.ts';
 import { openReplica } from '../../scripts/lib/replica.ts';
 import { supervise } from '../../scripts/lib/supervisor.ts';
 import { CACHED_PATHS, CODINGS, expectSameAnswers } from '../support/nodes.ts';
+import { query } from '../support/db.ts';
 import { startTestNode, startTestReplica, startTestStack, type TestNode, type TestReplica, type TestStack } from '../support/stack.ts';
-import { addDays, cliEnv, query, runCli, todayUtc } from '../support/writer.ts';
+import { addDays, cliEnv, runCli, todayUtc } from '../support/writer.ts';
 
 let stack: TestStack;
 let replica: TestReplica;

@@ -3,14 +3,16 @@
 // database, and landing_stats read back through the API host. Every expected figure is computed
 // here from the fake's raw facts, independently of the writer.
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { TABLE_NAMES } from '../../contract/tables.ts';
 import { polymarketFromEnv } from '../../scripts/writer/config.ts';
 import { runCycle } from '../../scripts/writer/cycle.ts';
 import { openWriterDb } from '../../scripts/writer/db.ts';
 import { createLogger } from '../../scripts/writer/log.ts';
 import { PolymarketSource } from '../../scripts/writer/polymarket/source.ts';
+import { query, resetData } from '../support/db.ts';
 import { startTestStack, type TestStack } from '../support/stack.ts';
 import { activity, conditionId, FakePolymarket, openOrder, position, PUSD, trade, type Earning, type FakeAccount } from '../support/fake-polymarket.ts';
-import { addDays, cliEnv, landingStats, landingStatsViaApi, query, resetData, runCli, startCli, todayUtc, type CliRun } from '../support/writer.ts';
+import { addDays, cliEnv, landingStats, landingStatsViaApi, runCli, startCli, todayUtc, type CliRun } from '../support/writer.ts';
 
 const T = todayUtc();
 const MIDNIGHT = (date: string) => Date.parse(`${date}T00:00:00Z`);
@@ -437,12 +439,8 @@ describe('the writer against the documented Polymarket', () => {
       ...a.trades.flatMap((t) => [t.market, t.id, t.taker_order_id, ...t.maker_orders.map((m) => m.order_id)]),
       ...a.earnings.map((e) => e.condition_id), ...a.activity.map((r) => r.transactionHash)];
     const needles = [...new Set(secrets.flatMap((s) => [s, s.toLowerCase(), s.replace(/^0x/, '').toLowerCase()]))];
-    const dump = await query<{ t: string }>(stack.db.adminUrl, `select concat_ws('|',
-      (select json_agg(x)::text from stats.payout x), (select json_agg(x)::text from stats.payout_correction x),
-      (select json_agg(x)::text from stats.accrual x), (select json_agg(x)::text from stats.breadth x),
-      (select json_agg(x)::text from stats.capital x), (select json_agg(x)::text from stats.trading_cost x),
-      (select json_agg(x)::text from stats.trading_cost_correction x), (select json_agg(x)::text from stats.quoted_market x),
-      (select json_agg(x)::text from stats.heartbeat x), (select json_agg(x)::text from stats.settings x)) as t`);
+    const dump = await query<{ t: string }>(stack.db.adminUrl,
+      `select concat_ws('|', ${TABLE_NAMES.map((t) => `(select json_agg(x)::text from stats.${t} x)`).join(', ')}) as t`);
     const health = await fetch(`${stack.cfg.apiUrl}/rest/v1/rpc/landing_health`, { headers: { apikey: stack.cfg.ANON_KEY } }).then((r) => r.text());
     const everything = [...runs.map((r) => r.stdout + r.stderr), dump[0]!.t, JSON.stringify(await landingStatsViaApi(stack)), health].join('\n');
     expect(runs.length).toBeGreaterThanOrEqual(12);
