@@ -12,12 +12,13 @@ import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { promisify } from 'node:util';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { addDays, todayUtc } from '../contract/dates.ts';
 import { ROOT_DIR } from '../scripts/lib/config.ts';
 import { freePort } from '../scripts/lib/processes.ts';
 import { API_PATHS, SITE_PATHS } from '../contract/paths.ts';
 import { startTestStack, type TestStack } from './support/stack.ts';
 import { rawGet, sha256Digest, verifyWithHttpMessageSig, verifyWithHttpMessageSignatures, type DirectoryKey, type RawAnswer } from './support/signatures.ts';
-import { addDays, cliEnv, runCli, todayUtc } from './support/writer.ts';
+import { cliEnv, runCli } from './support/writer.ts';
 
 const run = promisify(execFile);
 const NIGHTS = 300;

@@ -2,18 +2,11 @@
 // database would reject (and a few it cannot see), so a bad line is reported by line number and
 // field before anything is written.
 import { z } from 'zod';
+import { isCalendarDate, utcDate } from '../../contract/dates.ts';
 
-const DATE = /^\d{4}-\d{2}-\d{2}$/;
 // An offset is required: a timestamp without one would depend on the importer's time zone.
 const ISO = /^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}(:\d{2}(\.\d{1,9})?)?(Z|[+-]\d{2}:?\d{2})$/;
 const INT4_MAX = 2_147_483_647;
-
-/** A real calendar date: the shape YYYY-MM-DD, and no 2026-02-30 or 2026-13-01 rolled over. */
-export function isCalendarDate(s: string): boolean {
-  if (!DATE.test(s)) return false;
-  const d = new Date(`${s}T00:00:00Z`);
-  return !Number.isNaN(d.getTime()) && d.toISOString().startsWith(s);
-}
 
 const date = z.string().refine(isCalendarDate, { message: 'must be a calendar date YYYY-MM-DD' });
 const at = z.string()
@@ -126,7 +119,7 @@ export function parseEvent(text: string, lineNo: number, { now, earliestYear }: 
   if ('at' in event && event.at.toISOString() < earliest) {
     throw new LineError(lineNo, `at: ${event.at.toISOString()} lies before ${earliest} (IMPORT_EARLIEST_YEAR)`);
   }
-  const today = now.toISOString().slice(0, 10);
+  const today = utcDate(now);
   if ('date' in event && event.date > today) throw new LineError(lineNo, `date: ${event.date} lies after today (UTC)`);
   if ('at' in event && event.at.getTime() > now.getTime() + FUTURE_SLACK_MS) {
     throw new LineError(lineNo, `at: ${event.at.toISOString()} lies in the future`);

@@ -168,14 +168,3 @@ export async function serverNow(db: WriterDb): Promise<Date> {
   const { rows } = await sql<{ now: Date }>`select now() as now`.execute(db);
   return rows[0]!.now;
 }
-
-/** Today's UTC date as the database sees it (the future-date trigger uses the same rule). */
-export function utcDate(at: Date): string {
-  return at.toISOString().slice(0, 10);
-}
-
-export function addDays(date: string, days: number): string {
-  const d = new Date(`${date}T00:00:00Z`);
-  d.setUTCDate(d.getUTCDate() + days);
-  return utcDate(d);
-}

@@ -9,6 +9,7 @@ import path from 'node:path';
 import { brotliCompressSync, constants as zlib, gzipSync } from 'node:zlib';
 import { ROOT_DIR, type Config } from '../../scripts/lib/config.ts';
 import { hostDocument } from './openapi.ts';
+import { isCalendarDate } from '../../contract/dates.ts';
 import { API_HOST_DOCUMENTS, STATIC_DOCUMENTS } from '../../contract/documents.ts';
 import { fillJson, fillText, type Vars } from './templates.ts';
 import { API_PATHS, logOrigin, publicUrls, SITE_PATHS, skillPath } from '../../contract/paths.ts';
@@ -52,7 +53,7 @@ export interface SkillEntry {
 
 export function policyUpdatedDate(value: string | undefined): string {
   const date = value || DEFAULT_POLICY_UPDATED;
-  if (!/^\d{4}-\d{2}-\d{2}$/.test(date) || Number.isNaN(Date.parse(`${date}T00:00:00Z`)) || new Date(`${date}T00:00:00Z`).toISOString().slice(0, 10) !== date) {
+  if (!isCalendarDate(date)) {
     throw new Error(`POLICY_UPDATED must be a calendar date YYYY-MM-DD, got "${date}".`);
   }
   return date;

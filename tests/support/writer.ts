@@ -69,10 +69,3 @@ export async function landingStatsViaApi(stack: TestStack): Promise<Record<strin
   if (res.status !== 200) throw new Error(`landing_stats answered ${res.status}: ${await res.text()}`);
   return res.json() as Promise<Record<string, any>>;
 }
-
-export const todayUtc = () => new Date().toISOString().slice(0, 10);
-export function addDays(date: string, days: number): string {
-  const d = new Date(`${date}T00:00:00Z`);
-  d.setUTCDate(d.getUTCDate() + days);
-  return d.toISOString().slice(0, 10);
-}

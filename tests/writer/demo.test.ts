@@ -4,12 +4,13 @@ import { chmodSync, mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { addDays, todayUtc } from '../../contract/dates.ts';
 import { DEMO_TABLES } from '../../contract/tables.ts';
 import { ROOT_DIR } from '../../scripts/lib/config.ts';
 import { freePort } from '../../scripts/lib/processes.ts';
 import { query, totalRows } from '../support/db.ts';
 import { startTestStack, type TestStack } from '../support/stack.ts';
-import { addDays, cliEnv, landingStats, runCli, todayUtc } from '../support/writer.ts';
+import { cliEnv, landingStats, runCli } from '../support/writer.ts';
 
 let stack: TestStack;
 const today = todayUtc();

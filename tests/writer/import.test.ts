@@ -5,6 +5,7 @@ import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { Readable } from 'node:stream';
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
+import { addDays, todayUtc } from '../../contract/dates.ts';
 import { DATA_TABLES, DEMO_TABLES, type StatsTableName } from '../../contract/tables.ts';
 import { seedDemoIfEmpty } from '../../scripts/stack/stack.ts';
 import { openWriterDb, type WriterDb } from '../../scripts/writer/db.ts';
@@ -12,7 +13,7 @@ import { importEvents } from '../../scripts/writer/import.ts';
 import { createLogger } from '../../scripts/writer/log.ts';
 import { query, resetData, rowCounts, totalRows } from '../support/db.ts';
 import { startTestStack, type TestStack } from '../support/stack.ts';
-import { addDays, cliEnv, landingStats, landingStatsViaApi, runCli, startCli, todayUtc } from '../support/writer.ts';
+import { cliEnv, landingStats, landingStatsViaApi, runCli, startCli } from '../support/writer.ts';
 
 let stack: TestStack;
 let db: WriterDb;

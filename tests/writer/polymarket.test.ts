@@ -3,6 +3,7 @@
 // database, and landing_stats read back through the API host. Every expected figure is computed
 // here from the fake's raw facts, independently of the writer.
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { addDays, midnightMs, todayUtc } from '../../contract/dates.ts';
 import { TABLE_NAMES } from '../../contract/tables.ts';
 import { polymarketFromEnv } from '../../scripts/writer/config.ts';
 import { runCycle } from '../../scripts/writer/cycle.ts';
@@ -12,10 +13,9 @@ import { PolymarketSource } from '../../scripts/writer/polymarket/source.ts';
 import { query, resetData } from '../support/db.ts';
 import { startTestStack, type TestStack } from '../support/stack.ts';
 import { activity, conditionId, FakePolymarket, openOrder, position, PUSD, trade, type Earning, type FakeAccount } from '../support/fake-polymarket.ts';
-import { addDays, cliEnv, landingStats, landingStatsViaApi, runCli, startCli, todayUtc, type CliRun } from '../support/writer.ts';
+import { cliEnv, landingStats, landingStatsViaApi, runCli, startCli, type CliRun } from '../support/writer.ts';
 
 const T = todayUtc();
-const MIDNIGHT = (date: string) => Date.parse(`${date}T00:00:00Z`);
 const at = (date: string, hhmmss: string) => Date.parse(`${date}T${hhmmss}Z`) / 1000;
 const nowS = () => Math.floor(Date.now() / 1000);
 const OTHER_ASSET = '0x69308FB512518e39F9b16112fA8d994F4e2Bf8bB';
@@ -100,16 +100,16 @@ const SNAPSHOTS = { s0: { cash: 9000, inventory: 1000 }, s1: { cash: 9100, inven
 async function insertBoundarySnapshots() {
   await query(stack.db.adminUrl, `insert into stats.capital (observed_at, cash_usd, inventory_usd, positions) values
     ($1, 4000, 1000, 3), ($2, $3, $4, 9), ($5, $6, $7, 9)`, [
-    new Date(MIDNIGHT(addDays(T, -1)) - 2 * 3600_000), // outside the 30-minute tolerance: ignored
-    new Date(MIDNIGHT(addDays(T, -1)) - 60_000), SNAPSHOTS.s0.cash, SNAPSHOTS.s0.inventory,
-    new Date(MIDNIGHT(T) - 120_000), SNAPSHOTS.s1.cash, SNAPSHOTS.s1.inventory,
+    new Date(midnightMs(addDays(T, -1)) - 2 * 3600_000), // outside the 30-minute tolerance: ignored
+    new Date(midnightMs(addDays(T, -1)) - 60_000), SNAPSHOTS.s0.cash, SNAPSHOTS.s0.inventory,
+    new Date(midnightMs(T) - 120_000), SNAPSHOTS.s1.cash, SNAPSHOTS.s1.inventory,
   ]);
 }
 
 /** The trading cost of activity day T-1, computed here from the snapshots and the fake's activity rows. */
 function expectedCostOfYesterday(a: FakeAccount): number {
-  const from = (MIDNIGHT(addDays(T, -1)) - 60_000) / 1000;
-  const to = (MIDNIGHT(T) - 120_000) / 1000;
+  const from = (midnightMs(addDays(T, -1)) - 60_000) / 1000;
+  const to = (midnightMs(T) - 120_000) / 1000;
   const rows = a.activity.filter((r) => r.timestamp >= from && r.timestamp < to);
   const sum = (types: string[]) => rows.filter((r) => types.includes(r.type)).reduce((s, r) => s + Math.abs(r.usdcSize), 0);
   const income = sum(['REWARD', 'MAKER_REBATE', 'TAKER_REBATE', 'YIELD', 'REFERRAL_REWARD']);
@@ -285,10 +285,10 @@ describe('the writer against the documented Polymarket', () => {
       const asked = fake.requests.slice(from).filter((r) => r.path === '/activity');
       expect(asked.every((r) => r.status === 200 && Number(r.query.offset) <= 5000)).toBe(true);
       // The day's window [snapshot 0, snapshot 1) was read from more than one start.
-      const end = String((MIDNIGHT(T) - 120_000) / 1000);
+      const end = String((midnightMs(T) - 120_000) / 1000);
       const starts = new Set(asked.filter((r) => r.query.end === end).map((r) => Number(r.query.start)));
       expect(starts.size).toBeGreaterThanOrEqual(2);
-      expect(Math.min(...starts)).toBe((MIDNIGHT(addDays(T, -1)) - 60_000) / 1000);
+      expect(Math.min(...starts)).toBe((midnightMs(addDays(T, -1)) - 60_000) / 1000);
       expect(await query(stack.db.adminUrl, 'select usd::float8 as usd from stats.trading_cost where date = $1', [T])).toEqual([{ usd: expected }]);
     } finally {
       a.activity = a.activity.filter((r) => !trades.includes(r));
@@ -326,7 +326,7 @@ describe('the writer against the documented Polymarket', () => {
     const { source: s, log } = source();
     const db = openWriterDb(stack.db.urlFor('stats_writer'));
     const from = fake.requests.length;
-    const justAfterMidnight = new Date(MIDNIGHT(T) + 30_000);
+    const justAfterMidnight = new Date(midnightMs(T) + 30_000);
     try {
       await runCycle({ db, source: s, log }, justAfterMidnight);
       const asked = fake.requests.slice(from).filter((r) => r.path === '/rewards/user/total').map((r) => r.query.date);

@@ -3,12 +3,13 @@
 // (which names the writer) and the database's clock, by statement triggers this test adds to its own
 // database, so each write is attributed to the writer that made it, whatever the writer logs.
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
+import { addDays, todayUtc } from '../../contract/dates.ts';
 import type { StatsTableName } from '../../contract/tables.ts';
 import { APPLICATION_NAME_PREFIX, WRITER_LOCK_KEY } from '../../scripts/writer/lock.ts';
 import { query, resetData } from '../support/db.ts';
 import { startTestStack, type TestStack } from '../support/stack.ts';
 import { conditionId, FakePolymarket, PUSD, type Earning, type FakeAccount } from '../support/fake-polymarket.ts';
-import { addDays, cliEnv, runCli, startCli, todayUtc } from '../support/writer.ts';
+import { cliEnv, runCli, startCli } from '../support/writer.ts';
 
 const T = todayUtc();
 const AUDITED: StatsTableName[] = ['payout', 'trading_cost', 'accrual', 'breadth', 'capital', 'heartbeat', 'log_entry', 'settings', 'quoted_market'];
