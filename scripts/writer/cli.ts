@@ -6,7 +6,7 @@ import { writerConfigFromEnv, type WriterConfig } from './config.ts';
 import { heartbeat, runCycle } from './cycle.ts';
 import { openWriterDb } from './db.ts';
 import { isCalendarDate } from '../../contract/dates.ts';
-import { MAX_USD } from './events.ts';
+import { EVENT_TYPES, eventFormat, MAX_USD, type EventType } from './events.ts';
 import { importEvents, openInput } from './import.ts';
 import { LockLost, tryWriterLock, WriterSession } from './lock.ts';
 import { createLogger, type Logger } from './log.ts';
@@ -14,6 +14,19 @@ import { PolymarketSource } from './polymarket/source.ts';
 import { formatStatus, readStatus } from './status.ts';
 import { RealDataPresent } from './store.ts';
 import { makeSource, startWriter } from './writer.ts';
+
+/** What the help says after an event's format, one line each. */
+const EVENT_NOTES: Partial<Record<EventType, string[]>> = {
+  trading_cost: ['(signed: a gain is a negative cost; dated like', " the payout: a day's cost carries the next date)"],
+};
+
+/** The import format, one event type a line, made from the parser's own table. */
+const EVENT_LINES = EVENT_TYPES.map((type) => {
+  const format = `  ${eventFormat(type)}`;
+  const [first, ...more] = EVENT_NOTES[type] ?? [];
+  if (first === undefined) return format;
+  return [`${format}     ${first}`, ...more.map((line) => `${' '.repeat(format.length + 5)}${line}`)].join('\n');
+}).join('\n');
 
 const HELP: Record<string, string> = {
   '': `Usage: npm run writer -- <command> [options]
@@ -48,13 +61,7 @@ another writer holds the writer lock it writes nothing and exits 1, naming that 
   import: `Usage: npm run writer -- import <file|->
 
 Reads one JSON event per line (blank lines are skipped):
-  {"type":"payout","date":"YYYY-MM-DD","usd":n}
-  {"type":"accrual","at":ISO,"usd":n,"markets":int}
-  {"type":"breadth","at":ISO,"markets_quoted_24h":int}
-  {"type":"capital","at":ISO,"cash_usd":n,"inventory_usd":n,"positions":int}
-  {"type":"trading_cost","date":"YYYY-MM-DD","usd":n}     (signed: a gain is a negative cost; dated like
-                                                           the payout: a day's cost carries the next date)
-  {"type":"heartbeat","at":ISO}
+${EVENT_LINES}
 Dates and timestamps lie between 1 January of IMPORT_EARLIEST_YEAR (default 2020) and now; amounts
 within ±${MAX_USD.toExponential()} USD; numbers with no more digits than a double keeps exactly (about 15 significant).
 The whole input is one transaction: one bad line writes nothing and the error names the line and why.

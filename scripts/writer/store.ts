@@ -4,17 +4,19 @@
 import { sql, type Transaction } from 'kysely';
 import { DEMO_TABLES } from '../../contract/tables.ts';
 import type { StatsTables, WriterDb } from './db.ts';
+import type { EventFields } from './events.ts';
 
 export type RealSource = 'polymarket' | 'import';
 export type Trx = Transaction<StatsTables>;
 
-export interface Payout { date: string; usd: number }
-export interface TradingCost { date: string; usd: number }
-export interface Accrual { at: Date; usd: number; markets: number }
-export interface Breadth { at: Date; markets_quoted_24h: number }
-export interface Capital { at: Date; cash_usd: number; inventory_usd: number; positions: number }
+// The rows are the import format's events (events.ts), whichever source made them.
+export type Payout = EventFields<'payout'>;
+export type TradingCost = EventFields<'trading_cost'>;
+export type Accrual = EventFields<'accrual'>;
+export type Breadth = EventFields<'breadth'>;
+export type Capital = EventFields<'capital'>;
 /** `writer`: the name of the writer that is alive; none for an imported heartbeat. */
-export interface Heartbeat { at: Date; writer?: string | null }
+export type Heartbeat = EventFields<'heartbeat'> & { writer?: string | null };
 
 /** Raised when the demo source finds real data: it stops rather than mix demo rows into it. */
 export class RealDataPresent extends Error {

@@ -8,6 +8,7 @@ import { addDays, todayUtc } from '../../contract/dates.ts';
 import { DEMO_TABLES } from '../../contract/tables.ts';
 import { ROOT_DIR } from '../../scripts/lib/config.ts';
 import { freePort } from '../../scripts/lib/processes.ts';
+import { EVENT_TYPES } from '../../scripts/writer/events.ts';
 import { query, totalRows } from '../support/db.ts';
 import { startTestStack, type TestStack } from '../support/stack.ts';
 import { cliEnv, landingStats, runCli } from '../support/writer.ts';
@@ -56,6 +57,7 @@ describe('the demo source', () => {
     expect(run.code, run.stderr).toBe(0);
     const status = JSON.parse(run.stdout);
     expect(status.data_source).toBe('demo'); // as landing_stats reports it
+    expect(Object.keys(status.tables).sort()).toEqual([...EVENT_TYPES].sort()); // a line for each kind of event
     expect(status.tables.payout).toMatchObject({ rows: 45, demo_rows: 45, latest: today });
     expect(status.tables.heartbeat.rows).toBeGreaterThanOrEqual(2);
     expect(status.corrections).toBe(0);

@@ -9,6 +9,7 @@ import { addDays, todayUtc } from '../../contract/dates.ts';
 import { DATA_TABLES, DEMO_TABLES, type StatsTableName } from '../../contract/tables.ts';
 import { seedDemoIfEmpty } from '../../scripts/stack/stack.ts';
 import { openWriterDb, type WriterDb } from '../../scripts/writer/db.ts';
+import { EVENT_TYPES } from '../../scripts/writer/events.ts';
 import { importEvents } from '../../scripts/writer/import.ts';
 import { createLogger } from '../../scripts/writer/log.ts';
 import { query, resetData, rowCounts, totalRows } from '../support/db.ts';
@@ -60,6 +61,7 @@ describe('import of valid events', () => {
     expect(run.code, run.stdout + run.stderr).toBe(0);
     const committed = run.lines.find((l) => l.msg === 'import committed');
     expect(committed).toMatchObject({ events: 8, byType: { payout: 2, trading_cost: 2, accrual: 1, breadth: 1, capital: 1, heartbeat: 1 } });
+    expect(Object.keys(committed!.byType as object).sort()).toEqual([...EVENT_TYPES].sort()); // every kind there is
 
     const stats = await landingStatsViaApi(stack);
     expect(stats.data_source).toBe('import');
