@@ -13,6 +13,12 @@ import { migrate } from './lib/migrations.ts';
 import { pgTool } from './lib/pg-tools.ts';
 
 /**
+ * The schedule's settings where the environment leaves them unset. .env.example, docker-compose.yml
+ * and the usage show these values; tests/deploy/config.test.ts holds them to it.
+ */
+export const BACKUP_DEFAULTS = { BACKUP_INTERVAL_HOURS: 24, BACKUP_KEEP: 14 } as const;
+
+/**
  * Runs a client tool against `databaseUrl`. The password travels in PGPASSWORD, never on the command
  * line (where `ps` shows it), and a failure reports the tool's own stderr, never the command.
  */
@@ -71,15 +77,15 @@ export async function restore(databaseUrl: string, file: string): Promise<void> 
   }
 }
 
-/** Dumps into `dir` every BACKUP_INTERVAL_HOURS (24) and keeps the newest BACKUP_KEEP (14). */
+/** Dumps into `dir` every BACKUP_INTERVAL_HOURS and keeps the newest BACKUP_KEEP. */
 async function schedule(databaseUrl: string, dir: string): Promise<never> {
-  const whole = (name: string, fallback: number, max: number) => {
-    const value = Number(process.env[name] || fallback);
+  const whole = (name: keyof typeof BACKUP_DEFAULTS, max: number) => {
+    const value = Number(process.env[name] || BACKUP_DEFAULTS[name]);
     if (!Number.isInteger(value) || value < 1 || value > max) throw new Error(`${name} must be a whole number from 1 to ${max}, got "${process.env[name]}".`);
     return value;
   };
-  const hours = whole('BACKUP_INTERVAL_HOURS', 24, 24 * 7); // a week at most: setTimeout's limit is 24.8 days
-  const keep = whole('BACKUP_KEEP', 14, 10_000);
+  const hours = whole('BACKUP_INTERVAL_HOURS', 24 * 7); // a week at most: setTimeout's limit is 24.8 days
+  const keep = whole('BACKUP_KEEP', 10_000);
   mkdirSync(dir, { recursive: true });
   for (;;) {
     const file = path.join(dir, `stats-${new Date().toISOString().replace(/[-:]/g, '').replace(/\.\d+Z$/, 'Z')}.dump`);
@@ -95,10 +101,10 @@ async function schedule(databaseUrl: string, dir: string): Promise<never> {
   }
 }
 
-const USAGE = `Usage: npm run backup -- <command>
+export const USAGE = `Usage: npm run backup -- <command>
   dump <file>                              data-only dump of the stats schema (pg_dump custom format)
   restore <file> [--database-url URL]      migrate the target, then load the dump; the target must hold no data
-  schedule <dir>                           dump every BACKUP_INTERVAL_HOURS (24), keep BACKUP_KEEP (14)
+  schedule <dir>                           dump every BACKUP_INTERVAL_HOURS (${BACKUP_DEFAULTS.BACKUP_INTERVAL_HOURS}), keep BACKUP_KEEP (${BACKUP_DEFAULTS.BACKUP_KEEP})
 The database is DATABASE_URL, else the embedded one of \`npm start\`.`;
 
 if (import.meta.url === `file://${process.argv[1]}`) {
