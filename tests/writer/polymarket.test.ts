@@ -12,7 +12,7 @@ import { createLogger } from '../../scripts/writer/log.ts';
 import { PolymarketSource } from '../../scripts/writer/polymarket/source.ts';
 import { query, resetData } from '../support/db.ts';
 import { startTestStack, type TestStack } from '../support/stack.ts';
-import { activity, conditionId, FakePolymarket, openOrder, position, PUSD, trade, type Earning, type FakeAccount } from '../support/fake-polymarket.ts';
+import { activity, conditionId, earning, fakeAccount, FakePolymarket, openOrder, position, PUSD, trade, writerEnv, type FakeAccount } from '../support/fake-polymarket.ts';
 import { cliEnv, landingStats, landingStatsViaApi, runCli, startCli, type CliRun } from '../support/writer.ts';
 
 const T = todayUtc();
@@ -25,24 +25,9 @@ const round2 = (n: number) => Math.round(n * 100) / 100;
 const dayUsd = (a: FakeAccount, day: string) => a.earnings.filter((e) => e.day === day).reduce((s, e) => s + e.earnings * e.asset_rate, 0);
 
 function makeAccount(): FakeAccount {
-  const a: FakeAccount = {
-    apiKey: '5f3e2c1a-9b8d-4e7f-a6c5-3d2e1f0a9b8c',
-    secret: Buffer.from('fake-secret-for-the-writer-tests!').toString('base64url') + '=',
-    passphrase: 'd3adb33fcafe0123456789abcdef0123456789abcdef0123456789abcdef0123',
-    address: '0x1234abcd1234abcd1234abcd1234abcd1234abcd',
-    funder: '0x9f8e7d6c9f8e7d6c9f8e7d6c9f8e7d6c9f8e7d6c',
-    signatureType: 1,
-    earnings: [],
-    orders: [],
-    trades: [],
-    positions: [],
-    activity: [],
-    chainBalance: 1_234_567_890n,
-    // The CLOB's cache still says 0 (an open report): only a refresh makes it right.
-    cachedBalance: '0',
-  };
-  const e = (day: string, n: number, earnings: number, asset = PUSD, rate = 1, sponsored = false): Earning =>
-    ({ day, condition_id: conditionId(n), asset_address: asset, earnings, asset_rate: rate, sponsored });
+  // The CLOB's cache still says 0 (an open report): only a refresh makes it right.
+  const a = fakeAccount({ chainBalance: 1_234_567_890n, cachedBalance: '0' });
+  const e = (day: string, n: number, earnings: number, asset = PUSD, rate = 1, sponsored = false) => earning(day, n, earnings, { asset, rate, sponsored });
   a.earnings = [
     // Activity day T-2, paid as the payout dated T-1: native pUSD plus a sponsored reward in another asset.
     e(addDays(T, -2), 1, 30.5), e(addDays(T, -2), 2, 2, OTHER_ASSET, 3.51, true),
@@ -127,10 +112,8 @@ function source(extra: Record<string, string> = {}) {
 beforeAll(async () => {
   stack = await startTestStack();
   fake = await new FakePolymarket(makeAccount()).start();
-  const a = fake.account;
   env = cliEnv(stack, {
-    WRITER_SOURCE: 'polymarket', CLOB_API_KEY: a.apiKey, CLOB_SECRET: a.secret, CLOB_PASSPHRASE: a.passphrase,
-    POLY_ADDRESS: a.address, FUNDER_ADDRESS: a.funder, SIGNATURE_TYPE: '1', CLOB_HOST: fake.url, DATA_API_HOST: fake.url,
+    ...writerEnv(fake),
     POLYMARKET_TIMEOUT_MS: '400', POLYMARKET_RETRY_BASE_MS: '20', POLYMARKET_RETRIES: '3', POLYMARKET_RESTART_WAIT_SECONDS: '20',
     WRITER_LOG_LEVEL: 'debug',
   });
