@@ -59,7 +59,11 @@ export function policyUpdatedDate(value: string | undefined): string {
   return date;
 }
 
-/** MCP server-card `name`: reverse-DNS of the site's host, then the server's name (SEP-2127 pattern). */
+/**
+ * MCP server-card `name`: the site's host in reverse-DNS form, a slash, then the server's name, as the
+ * draft server-card proposal asks ("reverse-DNS format … exactly one forward slash"):
+ * https://github.com/modelcontextprotocol/modelcontextprotocol/blob/main/seps/2127-mcp-server-cards.md
+ */
 export function mcpServerName(siteUrl: string): string {
   const host = new URL(siteUrl).hostname;
   const isIp = /^[\d.]+$/.test(host) || host.includes(':') || host.startsWith('[');

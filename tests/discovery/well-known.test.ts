@@ -172,6 +172,9 @@ describe('authorization-server metadata (RFC 8414), mirroring {api_url}/auth/v1'
   });
 });
 
+// The server card is a draft: the current proposal's members
+// (https://github.com/modelcontextprotocol/modelcontextprotocol/blob/main/seps/2127-mcp-server-cards.md) and the
+// earlier one's (https://github.com/modelcontextprotocol/modelcontextprotocol/issues/1649) that scanners still read.
 describe('MCP server card (SEP-2127 core + SEP-1649 members)', () => {
   it('names the alpha streamable-http endpoint at {base_url}/mcp and its tools', async () => {
     const { res, body } = await getJson(`${site()}/.well-known/mcp/server-card.json`);
