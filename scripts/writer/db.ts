@@ -25,8 +25,8 @@ export interface StatsTables {
 // The tables named here are the schema's (contract/tables.ts), and every table of demo rows is here
 // with its flag: a table added to or dropped from the list without this interface fails to compile.
 type Holds<T extends true> = T;
-export type KnownTablesOnly = Holds<keyof StatsTables extends `stats.${StatsTableName}` ? true : false>;
-export type DemoTablesFlagged = Holds<StatsTables[`stats.${DemoTable}`] extends { is_demo: boolean } ? true : false>;
+type KnownTablesOnly = Holds<keyof StatsTables extends `stats.${StatsTableName}` ? true : false>;
+type DemoTablesFlagged = Holds<StatsTables[`stats.${DemoTable}`] extends { is_demo: boolean } ? true : false>;
 
 export type WriterDb = Kysely<StatsTables>;
 
