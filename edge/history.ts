@@ -1,18 +1,10 @@
 // The track record as the site serves it: an optional from/to date range (inclusive, UTC dates) cut
 // from the landing_history record, as JSON or as CSV (RFC 4180: a header row, CRLF line ends, empty
 // fields for nulls). The CSV's columns are the contract's night fields, in the contract's order.
+import { isCalendarDate } from '../contract/dates.ts';
 import { HistoryNightSchema, type HistoryRecord } from '../contract/records.ts';
 
 export interface DateRange { from?: string; to?: string }
-
-const ISO_DATE = /^\d{4}-\d{2}-\d{2}$/;
-
-/** A real calendar date in YYYY-MM-DD form. */
-function isCalendarDate(value: string): boolean {
-  if (!ISO_DATE.test(value)) return false;
-  const parsed = new Date(`${value}T00:00:00Z`);
-  return !Number.isNaN(parsed.getTime()) && parsed.toISOString().slice(0, 10) === value;
-}
 
 /** The range a query asks for, or the sentence that says what is wrong with it. */
 export function parseRange(query: { from?: string; to?: string }): DateRange | { error: string } {

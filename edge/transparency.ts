@@ -6,6 +6,7 @@
 // node serving the same entries serves the same checkpoint, byte for byte.
 import { Hono, type Context } from 'hono';
 import type { EdgeConfig } from './config.ts';
+import { midnightMs } from '../contract/dates.ts';
 import { CACHE_IMMUTABLE } from '../contract/documents.ts';
 import { madeFrom, type Figures, type Prepared } from './figures.ts';
 import { etagMatches, jsonError, strongEtag } from './http.ts';
@@ -142,7 +143,7 @@ export function createLogApp(cfg: EdgeConfig, figures: Figures): Hono {
 
   app.get(`${inLog(SITE_PATHS.LOG_PROOF)}:date`, async (c) => {
     const date = c.req.param('date')!;
-    if (!ISO_DATE.test(date) || Number.isNaN(Date.parse(`${date}T00:00:00Z`))) return jsonError(400, `The night must be a date, YYYY-MM-DD (UTC); got "${date}".`);
+    if (!ISO_DATE.test(date) || Number.isNaN(midnightMs(date))) return jsonError(400, `The night must be a date, YYYY-MM-DD (UTC); got "${date}".`);
     const log = await current();
     if (!log) return unavailable();
     const index = log.latest.get(date);

@@ -7,11 +7,16 @@ import { existsSync, mkdirSync, readdirSync, readFileSync, renameSync, rmSync, s
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import pg from 'pg';
-import { defaultDatabaseUrl } from './lib/config.ts';
-import { migrate } from './lib/database.ts';
+import { DATA_TABLES, DERIVED_TABLES } from '../contract/tables.ts';
+import { adminDatabaseUrl } from './lib/config.ts';
+import { migrate } from './lib/migrations.ts';
 import { pgTool } from './lib/pg-tools.ts';
 
-const DATA_TABLES = ['payout', 'payout_correction', 'accrual', 'breadth', 'capital', 'trading_cost', 'trading_cost_correction', 'heartbeat', 'quoted_market', 'log_entry'];
+/**
+ * The schedule's settings where the environment leaves them unset. .env.example, docker-compose.yml
+ * and the usage show these values; tests/deploy/config.test.ts holds them to it.
+ */
+export const BACKUP_DEFAULTS = { BACKUP_INTERVAL_HOURS: 24, BACKUP_KEEP: 14 } as const;
 
 /**
  * Runs a client tool against `databaseUrl`. The password travels in PGPASSWORD, never on the command
@@ -40,7 +45,8 @@ export function dump(databaseUrl: string, file: string): void {
   const partial = `${file}.partial`;
   try {
     // The snapshots are derived from the rest, and rebuilt after a restore.
-    run('pg_dump', ['--data-only', '--schema=stats', '--exclude-table-data=stats.history_snapshot', '--exclude-table-data=stats.stats_snapshot', '--format=custom', '--no-owner', '--no-privileges', `--file=${partial}`], databaseUrl);
+    const derived = DERIVED_TABLES.map((t) => `--exclude-table-data=stats.${t}`);
+    run('pg_dump', ['--data-only', '--schema=stats', ...derived, '--format=custom', '--no-owner', '--no-privileges', `--file=${partial}`], databaseUrl);
     renameSync(partial, file);
   } finally {
     rmSync(partial, { force: true });
@@ -71,15 +77,15 @@ export async function restore(databaseUrl: string, file: string): Promise<void> 
   }
 }
 
-/** Dumps into `dir` every BACKUP_INTERVAL_HOURS (24) and keeps the newest BACKUP_KEEP (14). */
+/** Dumps into `dir` every BACKUP_INTERVAL_HOURS and keeps the newest BACKUP_KEEP. */
 async function schedule(databaseUrl: string, dir: string): Promise<never> {
-  const whole = (name: string, fallback: number, max: number) => {
-    const value = Number(process.env[name] || fallback);
+  const whole = (name: keyof typeof BACKUP_DEFAULTS, max: number) => {
+    const value = Number(process.env[name] || BACKUP_DEFAULTS[name]);
     if (!Number.isInteger(value) || value < 1 || value > max) throw new Error(`${name} must be a whole number from 1 to ${max}, got "${process.env[name]}".`);
     return value;
   };
-  const hours = whole('BACKUP_INTERVAL_HOURS', 24, 24 * 7); // a week at most: setTimeout's limit is 24.8 days
-  const keep = whole('BACKUP_KEEP', 14, 10_000);
+  const hours = whole('BACKUP_INTERVAL_HOURS', 24 * 7); // a week at most: setTimeout's limit is 24.8 days
+  const keep = whole('BACKUP_KEEP', 10_000);
   mkdirSync(dir, { recursive: true });
   for (;;) {
     const file = path.join(dir, `stats-${new Date().toISOString().replace(/[-:]/g, '').replace(/\.\d+Z$/, 'Z')}.dump`);
@@ -95,17 +101,17 @@ async function schedule(databaseUrl: string, dir: string): Promise<never> {
   }
 }
 
-const USAGE = `Usage: npm run backup -- <command>
+export const USAGE = `Usage: npm run backup -- <command>
   dump <file>                              data-only dump of the stats schema (pg_dump custom format)
   restore <file> [--database-url URL]      migrate the target, then load the dump; the target must hold no data
-  schedule <dir>                           dump every BACKUP_INTERVAL_HOURS (24), keep BACKUP_KEEP (14)
+  schedule <dir>                           dump every BACKUP_INTERVAL_HOURS (${BACKUP_DEFAULTS.BACKUP_INTERVAL_HOURS}), keep BACKUP_KEEP (${BACKUP_DEFAULTS.BACKUP_KEEP})
 The database is DATABASE_URL, else the embedded one of \`npm start\`.`;
 
 if (import.meta.url === `file://${process.argv[1]}`) {
   const [command, target, ...rest] = process.argv.slice(2);
   const urlFlag = rest.indexOf('--database-url');
   try {
-    const url = urlFlag >= 0 && rest[urlFlag + 1] ? rest[urlFlag + 1]! : defaultDatabaseUrl();
+    const url = urlFlag >= 0 && rest[urlFlag + 1] ? rest[urlFlag + 1]! : adminDatabaseUrl();
     if (command === 'dump' && target) { dump(url, target); console.log(`Wrote ${target}.`); }
     else if (command === 'restore' && target) { await restore(url, target); console.log(`Restored ${target}.`); }
     else if (command === 'schedule' && target) await schedule(url, target);

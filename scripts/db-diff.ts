@@ -5,8 +5,8 @@
 // Review the file before committing it: migra writes what it sees, and a rename looks like a drop and a create.
 import { writeFileSync } from 'node:fs';
 import path from 'node:path';
-import { defaultDatabaseUrl } from './lib/config.ts';
-import { MIGRATIONS_DIR } from './lib/database.ts';
+import { adminDatabaseUrl } from './lib/config.ts';
+import { MIGRATIONS_DIR } from './lib/migrations.ts';
 import { schemaDifference } from './lib/schema-diff.ts';
 
 const name = process.argv[2];
@@ -15,7 +15,7 @@ if (!name || !/^[a-z0-9_]+$/.test(name)) {
   process.exit(2);
 }
 try {
-  const sql = await schemaDifference(defaultDatabaseUrl(), (line) => console.log(line));
+  const sql = await schemaDifference(adminDatabaseUrl(), (line) => console.log(line));
   if (!sql.trim()) {
     console.log('The migration history already gives the declared schema: nothing to write.');
   } else {

@@ -3,10 +3,11 @@
 // entry (nginx's cache lock makes such a caller wait up to 500 ms), and a change of the data reaches
 // every entry by itself. This file needs a stack no one has asked anything yet, so it starts its own.
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { addDays, todayUtc } from '../contract/dates.ts';
 import { CACHED_RECORD_PATHS } from '../contract/paths.ts';
 import { rawGet, type RawAnswer } from './support/signatures.ts';
 import { startTestStack, type TestStack } from './support/stack.ts';
-import { addDays, cliEnv, runCli, todayUtc } from './writer/helpers.ts';
+import { cliEnv, runCli } from './support/writer.ts';
 
 let stack: TestStack;
 

@@ -6,10 +6,11 @@ import { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
 import { XMLParser, XMLValidator } from 'fast-xml-parser';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { addDays, todayUtc } from '../contract/dates.ts';
 import { API_PATHS, SITE_PATHS } from '../contract/paths.ts';
-import { withClient } from './support/db.ts';
+import { query, withClient } from './support/db.ts';
 import { startTestStack, type TestStack } from './support/stack.ts';
-import { addDays, cliEnv, query, runCli, todayUtc } from './writer/helpers.ts';
+import { cliEnv, runCli } from './support/writer.ts';
 
 const NIGHTS = 1000;
 let stack: TestStack;

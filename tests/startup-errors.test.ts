@@ -6,7 +6,7 @@ import net from 'node:net';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { afterEach, describe, expect, inject, it } from 'vitest';
-import { migrate } from '../scripts/lib/database.ts';
+import { migrate } from '../scripts/lib/migrations.ts';
 import { ROOT_DIR } from '../scripts/lib/config.ts';
 import { freePort, startChild, waitUntil } from '../scripts/lib/processes.ts';
 import { withClient } from './support/db.ts';

@@ -4,8 +4,10 @@
 // real data arrive. Runs on a private stack that starts with demo data.
 import canonicalize from 'canonicalize';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { addDays, todayUtc } from '../contract/dates.ts';
+import { query } from './support/db.ts';
 import { startTestStack, type TestStack } from './support/stack.ts';
-import { addDays, cliEnv, query, runCli, todayUtc } from './writer/helpers.ts';
+import { cliEnv, runCli } from './support/writer.ts';
 
 let stack: TestStack;
 const today = todayUtc();

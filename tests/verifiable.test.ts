@@ -12,12 +12,13 @@ import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { promisify } from 'node:util';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { addDays, todayUtc } from '../contract/dates.ts';
 import { ROOT_DIR } from '../scripts/lib/config.ts';
 import { freePort } from '../scripts/lib/processes.ts';
 import { API_PATHS, SITE_PATHS } from '../contract/paths.ts';
 import { startTestStack, type TestStack } from './support/stack.ts';
-import { rawGet, sha256Digest, verifyWithHttpMessageSig, verifyWithHttpMessageSignatures, type DirectoryKey, type RawAnswer } from './support/signatures.ts';
-import { addDays, cliEnv, runCli, todayUtc } from './writer/helpers.ts';
+import { rawGet, sha256Digest, verifies, verifyWithHttpMessageSig, type DirectoryKey, type RawAnswer } from './support/signatures.ts';
+import { cliEnv, runCli } from './support/writer.ts';
 
 const run = promisify(execFile);
 const NIGHTS = 300;
@@ -88,17 +89,6 @@ afterAll(async () => {
 });
 
 const directoryKeys = async (): Promise<DirectoryKey[]> => (await (await fetch(site + SITE_PATHS.SIG_DIRECTORY)).json()).keys;
-
-/** Everything the answer's signer and its digest claim, checked by both libraries and node:crypto. */
-async function verifies(answer: RawAnswer, keys: DirectoryKey[]): Promise<boolean> {
-  if (answer.headers['content-digest'] !== sha256Digest(answer.body)) return false;
-  const [a, b] = await Promise.all([
-    verifyWithHttpMessageSig(answer, keys).then(() => true, () => false),
-    verifyWithHttpMessageSignatures(answer, keys).catch(() => false),
-  ]);
-  expect(a, `http-message-sig and http-message-signatures disagree on ${answer.url}`).toBe(b);
-  return a;
-}
 
 describe('signed answers', () => {
   const answers = (): { url: string; headers: Record<string, string> }[] => [

@@ -1,7 +1,8 @@
 // docker-compose's one-shot `migrate` service: applies supabase/migrations (forward only) to DATABASE_URL
 // and sets the login roles' passwords from the environment (with REPLICATION_PASSWORD, the read
 // replica's streaming role too), then exits.
-import { ensureReplicationRole, migrate, setLoginPasswords } from '../lib/database.ts';
+import { ensureReplicationRole, setLoginPasswords } from '../lib/database.ts';
+import { migrate } from '../lib/migrations.ts';
 
 const required = (name: string) => {
   const value = process.env[name];

@@ -98,11 +98,34 @@ export interface Config extends Secrets {
   edgeTunables: Record<string, string>;
 }
 
+/**
+ * The stack's settings where the environment leaves them unset. .env.example, docker-compose.yml,
+ * the README and the help texts show these values; tests/deploy/config.test.ts holds them to it.
+ */
+export const STACK_DEFAULTS = {
+  BIND_HOST: '127.0.0.1',
+  SITE_PORT: 8080,
+  API_PORT: 54321,
+  EDGE_PORT: 54331,
+  POSTGREST_PORT: 54330,
+  POSTGREST_ADMIN_PORT: 54332,
+  POSTGRES_PORT: 54329,
+  POSTGREST_DB_POOL: 10,
+  NGINX_WORKERS: 2,
+  API_MICROCACHE_SECONDS: 5,
+  SITE_MICROCACHE_SECONDS: 5,
+  SITE_RATE_LIMIT: '10r/s',
+  SITE_RATE_BURST: 100,
+} as const;
+
+type Defaults = typeof STACK_DEFAULTS;
+type NumberSetting = { [K in keyof Defaults]: Defaults[K] extends number ? K : never }[keyof Defaults];
+
 const EDGE_TUNABLES = ['EDGE_STATS_TTL_SECONDS', 'EDGE_HEALTH_TTL_SECONDS', 'EDGE_UPSTREAM_TIMEOUT_SECONDS', 'EDGE_WARM_SECONDS', 'EDGE_WORKERS'];
 
-function count(env: Env, name: string, fallback: number, min = 0): number {
+function count(env: Env, name: NumberSetting, min = 0): number {
   const raw = env[name];
-  if (raw === undefined || raw === '') return fallback;
+  if (raw === undefined || raw === '') return STACK_DEFAULTS[name];
   const value = Number(raw);
   if (!Number.isInteger(value) || value < min) throw new Error(`${name} must be a whole number of at least ${min}, got "${raw}".`);
   return value;
@@ -119,9 +142,9 @@ export function loadEnv(envFile = envFilePath()): Env {
   return { ...fromFile, ...process.env };
 }
 
-function port(env: Env, name: string, fallback: number): number {
+function port(env: Env, name: NumberSetting): number {
   const raw = env[name];
-  if (raw === undefined || raw === '') return fallback;
+  if (raw === undefined || raw === '') return STACK_DEFAULTS[name];
   const value = Number(raw);
   if (!Number.isInteger(value) || value < 1 || value > 65535) {
     throw new Error(`${name} must be a TCP port number (1-65535), got "${raw}".`);
@@ -143,8 +166,8 @@ function origin(env: Env, name: string, fallback: string): string {
   return url.origin;
 }
 
-function rate(env: Env, name: string, fallback: string): string {
-  const raw = env[name] || fallback;
+function rate(env: Env, name: 'SITE_RATE_LIMIT'): string {
+  const raw = env[name] || STACK_DEFAULTS[name];
   if (!/^\d+r\/[sm]$/.test(raw)) throw new Error(`${name} must be a rate like 10r/s or 600r/m, got "${raw}".`);
   return raw;
 }
@@ -163,6 +186,13 @@ export function databaseUrl(cfg: Pick<Config, 'databaseUrl' | 'bindHost' | 'post
   return url.toString();
 }
 
+/** The admin connection of the tools: DATABASE_URL, else the embedded server of `npm start` (which must be running). */
+export function adminDatabaseUrl(env = loadEnv()): string {
+  if (env.DATABASE_URL) return env.DATABASE_URL;
+  if (!env.POSTGRES_PASSWORD) throw new Error('No database: set DATABASE_URL, or run `npm start` (which creates .env) first.');
+  return databaseUrl(configFromEnv(env, ['POSTGRES_PASSWORD']), { name: 'postgres', password: env.POSTGRES_PASSWORD });
+}
+
 export const SECRET_NAMES = ['JWT_SECRET', 'ANON_KEY', 'AUTHENTICATOR_PASSWORD', 'WRITER_DB_PASSWORD', 'POSTGRES_PASSWORD', 'HTTP_SIG_PRIVATE_KEY'] as const;
 
 /**
@@ -171,9 +201,9 @@ export const SECRET_NAMES = ['JWT_SECRET', 'ANON_KEY', 'AUTHENTICATOR_PASSWORD',
  * names them, so a deployment hands each container only its own; the others are then empty.
  */
 export function configFromEnv(env: Env, required: readonly (keyof Secrets)[] = SECRET_NAMES): Config {
-  const bindHost = env.BIND_HOST || '127.0.0.1';
-  const sitePort = port(env, 'SITE_PORT', 8080);
-  const apiPort = port(env, 'API_PORT', 54321);
+  const bindHost = env.BIND_HOST || STACK_DEFAULTS.BIND_HOST;
+  const sitePort = port(env, 'SITE_PORT');
+  const apiPort = port(env, 'API_PORT');
   const missing = required.filter((name) => !env[name]);
   if (missing.length > 0) {
     throw new Error(`Missing ${missing.join(', ')}: run \`npm run keys\` to generate them into .env.`);
@@ -184,21 +214,21 @@ export function configFromEnv(env: Env, required: readonly (keyof Secrets)[] = S
     bindHost,
     sitePort,
     apiPort,
-    edgePort: port(env, 'EDGE_PORT', 54331),
-    postgrestPort: port(env, 'POSTGREST_PORT', 54330),
-    postgrestAdminPort: port(env, 'POSTGREST_ADMIN_PORT', 54332),
-    postgresPort: port(env, 'POSTGRES_PORT', 54329),
+    edgePort: port(env, 'EDGE_PORT'),
+    postgrestPort: port(env, 'POSTGREST_PORT'),
+    postgrestAdminPort: port(env, 'POSTGREST_ADMIN_PORT'),
+    postgresPort: port(env, 'POSTGRES_PORT'),
     databaseUrl: env.DATABASE_URL || undefined,
     nodeDatabaseUrl: env.NODE_DATABASE_URL || undefined,
     dataDir: env.DATA_DIR ? path.resolve(ROOT_DIR, env.DATA_DIR) : defaultDataDir(),
-    postgrestPool: count(env, 'POSTGREST_DB_POOL', 10, 1),
-    nginxWorkers: count(env, 'NGINX_WORKERS', 2, 1),
+    postgrestPool: count(env, 'POSTGREST_DB_POOL', 1),
+    nginxWorkers: count(env, 'NGINX_WORKERS', 1),
     nginxBin: env.NGINX_BIN || undefined,
     policyUpdated: env.POLICY_UPDATED || undefined,
-    apiMicrocacheSeconds: count(env, 'API_MICROCACHE_SECONDS', 5),
-    siteMicrocacheSeconds: count(env, 'SITE_MICROCACHE_SECONDS', 5, 1),
-    siteRateLimit: rate(env, 'SITE_RATE_LIMIT', '10r/s'),
-    siteRateBurst: count(env, 'SITE_RATE_BURST', 100),
+    apiMicrocacheSeconds: count(env, 'API_MICROCACHE_SECONDS'),
+    siteMicrocacheSeconds: count(env, 'SITE_MICROCACHE_SECONDS', 1),
+    siteRateLimit: rate(env, 'SITE_RATE_LIMIT'),
+    siteRateBurst: count(env, 'SITE_RATE_BURST'),
     siteRateLimitLoopback: env.SITE_RATE_LIMIT_LOOPBACK === '1',
     edgeTunables: Object.fromEntries(EDGE_TUNABLES.filter((name) => env[name]).map((name) => [name, env[name]!])),
     JWT_SECRET: env.JWT_SECRET ?? '',
@@ -211,11 +241,4 @@ export function configFromEnv(env: Env, required: readonly (keyof Secrets)[] = S
     HTTP_SIG_PUBLIC_KEY: env.HTTP_SIG_PUBLIC_KEY ?? '',
     HTTP_SIG_RETIRED_PUBLIC_KEYS: env.HTTP_SIG_RETIRED_PUBLIC_KEYS ?? '',
   };
-}
-
-/** The admin connection: DATABASE_URL, else the embedded server of `npm start` (which must be running). */
-export function defaultDatabaseUrl(env = loadEnv()): string {
-  if (env.DATABASE_URL) return env.DATABASE_URL;
-  if (!env.POSTGRES_PASSWORD) throw new Error('No database: set DATABASE_URL, or run `npm start` (which creates .env) first.');
-  return databaseUrl(configFromEnv(env, ['POSTGRES_PASSWORD']), { name: 'postgres', password: env.POSTGRES_PASSWORD });
 }

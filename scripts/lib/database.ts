@@ -1,13 +1,13 @@
-// The database: embedded Postgres under the data directory (or an existing server named by
-// DATABASE_URL), the migration history in supabase/migrations, the declared schema in sql/, and the
+// The database server: embedded Postgres under the data directory (or an existing server named by
+// DATABASE_URL) started and supervised, brought to the migration history (migrations.ts), and the
 // login roles' passwords.
-import { chmodSync, cpSync, existsSync, mkdirSync, readdirSync, readFileSync, realpathSync, renameSync, rmSync } from 'node:fs';
+import { chmodSync, cpSync, existsSync, mkdirSync, readFileSync, realpathSync, renameSync, rmSync } from 'node:fs';
 import { registerHooks } from 'node:module';
 import path from 'node:path';
 import { pathToFileURL } from 'node:url';
 import pg from 'pg';
-import { runner } from 'node-pg-migrate';
 import { databaseUrl, defaultDataDir, ROOT_DIR, traversableByOthers, type Config } from './config.ts';
+import { migrate } from './migrations.ts';
 import { executableOf, idsOf, startChild, waitUntil, type Child, type Log } from './processes.ts';
 import type { SupervisedPart } from './supervisor.ts';
 
@@ -64,11 +64,6 @@ function loadEmbeddedPostgres(): Promise<EmbeddedPostgresClass> {
   })();
   return embeddedPostgres;
 }
-
-/** The one migration history: plain SQL, applied by node-pg-migrate here and by the Supabase CLI for hosting. */
-export const MIGRATIONS_DIR = path.join(ROOT_DIR, 'supabase', 'migrations');
-/** The database as it should be, declared object by object; new migrations are diffed against it. */
-export const DECLARED_DIR = path.join(ROOT_DIR, 'sql');
 
 export interface Database {
   /** Superuser connection string (migrations, tests). */
@@ -220,68 +215,6 @@ export async function openDatabase(cfg: Config, log: Log, supervise: Supervise):
     stop: async () => { await server?.stop(); },
     start: async () => { await server?.start(); },
   };
-}
-
-/**
- * Databases migrated before the history moved to supabase/migrations recorded each migration under
- * its old name, <epoch-ms>_<name>; the same migration is now <UTC YYYYMMDDHHMMSS>_<name>. Renamed in
- * place, so the runner sees them as applied.
- */
-async function renameRecordedMigrations(adminUrl: string): Promise<void> {
-  const client = new pg.Client({ connectionString: adminUrl });
-  await client.connect();
-  try {
-    const table = (await client.query(`select to_regclass('pgmigrations.pgmigrations') as t`)).rows[0].t;
-    if (!table) return;
-    const { rows } = await client.query<{ id: number; name: string }>(`select id, name from pgmigrations.pgmigrations where name ~ '^[0-9]{13}_'`);
-    for (const row of rows) {
-      const [, ms, rest] = /^(\d{13})_(.+)$/.exec(row.name)!;
-      const stamp = new Date(Number(ms)).toISOString().replace(/\D/g, '').slice(0, 14);
-      await client.query(`update pgmigrations.pgmigrations set name = $1 where id = $2`, [`${stamp}_${rest}`, row.id]);
-    }
-  } finally {
-    await client.end();
-  }
-}
-
-export async function migrate(adminUrl: string, log: Log, dir = MIGRATIONS_DIR): Promise<void> {
-  try {
-    await renameRecordedMigrations(adminUrl);
-    await runner({
-      databaseUrl: adminUrl,
-      dir,
-      direction: 'up',
-      migrationsSchema: 'pgmigrations',
-      createMigrationsSchema: true,
-      migrationsTable: 'pgmigrations',
-      singleTransaction: true,
-      checkOrder: true,
-      log: () => {},
-      logger: { debug: () => {}, info: (m: string) => { if (/Migrating|MIGRATION/.test(m)) log(m.trim()); }, warn: log, error: log },
-    });
-  } catch (error) {
-    throw new Error(`A migration failed (${(error as Error).message}); nothing of it was applied. Fix the SQL under supabase/migrations and start again.`);
-  }
-}
-
-/** Applies the declared schema (every file of sql/, in name order) to an empty database, in one transaction. */
-export async function applyDeclared(adminUrl: string): Promise<void> {
-  const client = new pg.Client({ connectionString: adminUrl });
-  await client.connect();
-  try {
-    await client.query('begin');
-    for (const file of readdirSync(DECLARED_DIR).filter((f) => f.endsWith('.sql')).sort()) {
-      await client.query(readFileSync(path.join(DECLARED_DIR, file), 'utf8')).catch((error: Error) => {
-        throw new Error(`sql/${file}: ${error.message}`);
-      });
-    }
-    await client.query('commit');
-  } catch (error) {
-    await client.query('rollback').catch(() => {});
-    throw error;
-  } finally {
-    await client.end();
-  }
 }
 
 /** Gives the login roles their passwords (secrets stay out of the migrations). */

@@ -3,7 +3,7 @@
 import { randomBytes } from 'node:crypto';
 import { run as migra } from '@pgkit/migra';
 import pg from 'pg';
-import { applyDeclared, migrate } from './database.ts';
+import { applyDeclared, migrate } from './migrations.ts';
 import type { Log } from './processes.ts';
 
 async function withScratchDatabases<T>(adminUrl: string, fn: (migratedUrl: string, declaredUrl: string) => Promise<T>): Promise<T> {

@@ -1,6 +1,7 @@
 // `backfill --since YYYY-MM-DD`: settled nights from a date, one request per night. Each night is
 // its own transaction and nights already recorded are skipped, so an interrupted backfill resumes
 // where it stopped; the last two nights are always asked again because Polymarket may revise them.
+import { addDays, utcDate } from '../../contract/dates.ts';
 import type { WriterDb } from './db.ts';
 import { LockLost } from './lock.ts';
 import type { Logger } from './log.ts';
@@ -10,14 +11,14 @@ import * as store from './store.ts';
 export interface BackfillResult { nights: number; written: number; skipped: number; empty: number; failed: string[] }
 
 export async function backfill(db: WriterDb, source: Source, since: string, log: Logger): Promise<BackfillResult> {
-  const today = store.utcDate(await store.serverNow(db));
+  const today = utcDate(await store.serverNow(db));
   // E.g. reads the server's clock so signatures are not rejected for skew; without it the local clock serves.
   await source.prepare?.().catch((error: Error) => log.warn('source preparation failed', { error: error.message }));
   if (since > today) throw new Error(`--since ${since} lies after today (${today}).`);
   const known = new Set((await db.selectFrom('stats.payout').select('date').where('date', '>=', since).where('is_demo', '=', false).execute()).map((r) => r.date));
-  const recheckFrom = store.addDays(today, -1);
+  const recheckFrom = addDays(today, -1);
   const dates: string[] = [];
-  for (let d = since; d <= today; d = store.addDays(d, 1)) dates.push(d);
+  for (let d = since; d <= today; d = addDays(d, 1)) dates.push(d);
   const result: BackfillResult = { nights: dates.length, written: 0, skipped: 0, empty: 0, failed: [] };
   let done = 0;
   for (const date of dates) {

@@ -1,18 +1,17 @@
 // `check`: a read-only dry run against the configured Polymarket account, an operator's first step
 // before the first real write. It reads what the writer would publish, writes nothing anywhere, and
 // prints figures only (no address, market or order id), flagging what looks implausible.
+import { addDays, DAY_MS, midnightMs, utcDate } from '../../contract/dates.ts';
 import type { Logger } from './log.ts';
 import type { PolymarketSource } from './polymarket/source.ts';
 import { CREDIT_TOLERANCE_USD, MIN_PAYOUT_USD } from './polymarket/source.ts';
 import { ACTIVITY_KINDS, tradingCost } from './polymarket/ledger.ts';
 import { usd6 } from './source.ts';
-import { addDays, utcDate } from './store.ts';
 
 /** Nights read back, as many as landing_stats' daily array shows. */
 export const CHECK_NIGHTS = 16;
 /** This many nights in a row without earnings is worth a look. */
 const QUIET_NIGHTS = 3;
-const DAY_MS = 86_400_000;
 const money = (usd: number) => `$${usd.toFixed(2)}`;
 
 export interface CheckReport {
@@ -64,7 +63,7 @@ export async function runCheck(source: PolymarketSource, now: Date, log: Logger)
   }
   if (!capital.positionsComplete) flags.push('more positions than the Data API pages through: the count stops there');
 
-  const start = Math.floor((Date.parse(`${today}T00:00:00Z`) - DAY_MS) / 1000);
+  const start = Math.floor((midnightMs(today) - DAY_MS) / 1000);
   const flows = await client.activity(start, start + DAY_MS / 1000);
   const summary = tradingCost({ cash: 0, inventory: 0 }, { cash: 0, inventory: 0 }, flows);
   const unknown = summary.kind === 'provisional' ? summary.unknownTypes : [];

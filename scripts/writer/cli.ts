@@ -1,12 +1,13 @@
 // `npm run writer -- <command>`: the writer job's command line. See `--help`.
+import { isCalendarDate } from '../../contract/dates.ts';
 import { loadEnv } from '../lib/config.ts';
 import { backfill } from './backfill.ts';
-import { CHECK_NIGHTS, formatCheck, runCheck } from './check.ts';
+import { formatCheck, runCheck } from './check.ts';
 import { writerConfigFromEnv, type WriterConfig } from './config.ts';
 import { heartbeat, runCycle } from './cycle.ts';
 import { openWriterDb } from './db.ts';
-import { isCalendarDate, MAX_USD } from './events.ts';
 import { seedDemoIfEmpty } from './demo.ts';
+import { HELP } from './help.ts';
 import { importEvents, openInput } from './import.ts';
 import { LockLost, tryWriterLock, WriterSession } from './lock.ts';
 import { createLogger, type Logger } from './log.ts';
@@ -14,81 +15,6 @@ import { PolymarketSource } from './polymarket/source.ts';
 import { formatStatus, readStatus } from './status.ts';
 import { RealDataPresent } from './store.ts';
 import { makeSource, startWriter } from './writer.ts';
-
-const HELP: Record<string, string> = {
-  '': `Usage: npm run writer -- <command> [options]
-
-Commands:
-  run                         the long-running loop (heartbeat every minute, figures every WRITER_INTERVAL_MINUTES);
-                              a standby while another writer holds the writer lock
-  once                        one cycle; exit code 0 when every figure was written, 1 otherwise
-  import <file|->             NDJSON events from a file or stdin, in one transaction
-  backfill --since YYYY-MM-DD settled nights from a date, one request per night (polymarket source)
-  status                      what the database holds and when each kind was last written
-  check                       read-only dry run against the Polymarket account: what would be published
-  seed-demo                   the demo history, into a database that holds no data at all
-
-The source is WRITER_SOURCE (demo | polymarket | none); without it, polymarket when CLOB_API_KEY is set,
-else demo. One writer writes at a time: run, once and backfill take the writer lock (a Postgres advisory
-lock) first. Run \`npm run writer -- <command> --help\` for details.`,
-  run: `Usage: npm run writer -- run
-
-Runs until Ctrl-C / SIGTERM. It first takes the writer lock; while another writer holds it, this one
-waits as a standby (saying so at once, then every WRITER_STANDBY_LOG_SECONDS) and takes over within
-seconds of the other's end. Holding it: a heartbeat every WRITER_HEARTBEAT_SECONDS (default 60), named
-WRITER_NAME (or a random name drawn at start); accrual, breadth and capital every
-WRITER_INTERVAL_MINUTES (default 5); the last two settled nights and the last settled day's trading
-cost on every cycle. A failing source call is logged and retried next cycle; it never stops the loop.
-A writer whose lock's connection ends writes nothing more and waits as a standby again.
-With the demo source it first loads the demo history into an empty database, and it stops (saying so)
-once the database holds real data.`,
-  once: `Usage: npm run writer -- once
-
-One heartbeat and one cycle, then exit: 0 when every figure was written, 1 when any failed. While
-another writer holds the writer lock it writes nothing and exits 1, naming that writer.`,
-  import: `Usage: npm run writer -- import <file|->
-
-Reads one JSON event per line (blank lines are skipped):
-  {"type":"payout","date":"YYYY-MM-DD","usd":n}
-  {"type":"accrual","at":ISO,"usd":n,"markets":int}
-  {"type":"breadth","at":ISO,"markets_quoted_24h":int}
-  {"type":"capital","at":ISO,"cash_usd":n,"inventory_usd":n,"positions":int}
-  {"type":"trading_cost","date":"YYYY-MM-DD","usd":n}     (signed: a gain is a negative cost; dated like
-                                                           the payout: a day's cost carries the next date)
-  {"type":"heartbeat","at":ISO}
-Dates and timestamps lie between 1 January of IMPORT_EARLIEST_YEAR (default 2020) and now; amounts
-within ±${MAX_USD.toExponential()} USD; numbers with no more digits than a double keeps exactly (about 15 significant).
-The whole input is one transaction: one bad line writes nothing and the error names the line and why.
-It does not take the writer lock, so it works beside a running writer: like each of the writer's own
-transactions, it locks the settings row first, so the two take turns.
-Re-importing the same data changes nothing; a changed payout is a correction (the old value is audited).
-The first import removes the demo data.`,
-  backfill: `Usage: npm run writer -- backfill --since YYYY-MM-DD
-
-Fetches every settled night from that payout date to today from Polymarket, one request per night.
-Nights already recorded are skipped (so it resumes after an interruption), except the last two,
-which are asked again because Polymarket may revise them. Needs the polymarket source. While another
-writer holds the writer lock it writes nothing and exits 1, naming that writer: stop the running writer
-(and its standby) first.`,
-  check: `Usage: npm run writer -- check
-
-Reads the configured Polymarket account and prints what the writer would publish, writing nothing:
-the last ${CHECK_NIGHTS} nightly payouts beside the REWARD credits of each night, today's accrual and
-its markets, the markets quoted in 24 h, capital, and yesterday's cash flows by kind. It flags what
-looks implausible: no paid earnings for nights on end, zero cash with positions held, a night whose
-earnings and REWARD credits differ, activity of unknown types. Figures only: no address or id.
-Exit code 0 when nothing is flagged, 1 otherwise. Run it before the first real write.`,
-  'seed-demo': `Usage: npm run writer -- seed-demo
-
-Loads the demo history (its nights with their trading costs and capital, today's accruals so far,
-breadth and a heartbeat; data_source "demo") into a database that holds no data at all, as \`run\`
-does first with the demo source, and says whether it did; a database with any data is left as it is.
-Exit code 0 either way. The local stack runs it before it starts when the writer's source is demo.`,
-  status: `Usage: npm run writer -- status
-
-Prints the data source, the writer holding the writer lock (null when none), row counts (and demo rows),
-the latest date or observation of each kind, when it was last written, and the number of payout corrections.`,
-};
 
 function usageError(message: string, command = ''): never {
   process.stderr.write(`${message}\n\n${HELP[command] ?? HELP['']}\n`);

@@ -43,11 +43,11 @@ export interface WriterConfig {
    * one per process, so operators can tell writers apart without any host being revealed.
    */
   name: string;
-  /** Accrual, breadth and capital every this many ms (WRITER_INTERVAL_MINUTES, default 5). */
+  /** Accrual, breadth and capital every this many ms (WRITER_INTERVAL_MINUTES). */
   intervalMs: number;
-  /** A heartbeat every this many ms (WRITER_HEARTBEAT_SECONDS, default 60). */
+  /** A heartbeat every this many ms (WRITER_HEARTBEAT_SECONDS). */
   heartbeatMs: number;
-  /** A standby says it is still waiting for the writer lock every this many ms (WRITER_STANDBY_LOG_SECONDS, default 60). */
+  /** A standby says it is still waiting for the writer lock every this many ms (WRITER_STANDBY_LOG_SECONDS). */
   standbyLogMs: number;
   /** The least severe level the writer logs (WRITER_LOG_LEVEL). */
   logLevel: Level;
@@ -56,11 +56,38 @@ export interface WriterConfig {
   polymarket: PolymarketConfig | undefined;
 }
 
+/** pUSD, the collateral of CLOB V2 (6 decimals, 1:1 USDC): https://docs.polymarket.com/v2-migration */
+const PUSD = '0xC011a7E12a19f7B1f670d46F03B03f3342E82DFB';
+
+/**
+ * The writer's settings where the environment leaves them unset. .env.example, docker-compose.yml,
+ * the README and the CLI's help show these values; tests/deploy/config.test.ts holds them to it.
+ */
+export const WRITER_DEFAULTS = {
+  WRITER_INTERVAL_MINUTES: 5,
+  WRITER_HEARTBEAT_SECONDS: 60,
+  WRITER_STANDBY_LOG_SECONDS: 60,
+  IMPORT_EARLIEST_YEAR: 2020,
+  WRITER_LOG_LEVEL: 'info',
+  SIGNATURE_TYPE: 0,
+  CLOB_HOST: 'https://clob.polymarket.com',
+  DATA_API_HOST: 'https://data-api.polymarket.com',
+  COLLATERAL_TOKEN_ADDRESS: PUSD,
+  POLYMARKET_TIMEOUT_MS: 10_000,
+  POLYMARKET_RETRIES: 4,
+  POLYMARKET_RETRY_BASE_MS: 1000,
+  POLYMARKET_RESTART_WAIT_SECONDS: 180,
+  CAPITAL_MAX_JUMP_SHARE: 0.5,
+} as const;
+
+type Defaults = typeof WRITER_DEFAULTS;
+type NumberSetting = { [K in keyof Defaults]: Defaults[K] extends number ? K : never }[keyof Defaults];
+
 const CREDENTIALS = ['CLOB_API_KEY', 'CLOB_SECRET', 'CLOB_PASSPHRASE', 'POLY_ADDRESS'] as const;
 
-function positiveNumber(env: Env, name: string, fallback: number): number {
+function positiveNumber(env: Env, name: NumberSetting): number {
   const raw = env[name];
-  if (raw === undefined || raw === '') return fallback;
+  if (raw === undefined || raw === '') return WRITER_DEFAULTS[name];
   const value = Number(raw);
   if (!Number.isFinite(value) || value <= 0) throw new Error(`${name} must be a positive number, got "${raw}".`);
   return value;
@@ -69,30 +96,27 @@ function positiveNumber(env: Env, name: string, fallback: number): number {
 const LEVELS: readonly Level[] = ['debug', 'info', 'warn', 'error'];
 
 function logLevel(env: Env): Level {
-  const raw = env.WRITER_LOG_LEVEL || 'info';
+  const raw = env.WRITER_LOG_LEVEL || WRITER_DEFAULTS.WRITER_LOG_LEVEL;
   if (!LEVELS.includes(raw as Level)) throw new Error(`WRITER_LOG_LEVEL must be one of ${LEVELS.join(', ')}, got "${raw}".`);
   return raw as Level;
 }
 
-function year(env: Env, name: string, fallback: number): number {
+function year(env: Env, name: 'IMPORT_EARLIEST_YEAR'): number {
   const raw = env[name];
-  if (raw === undefined || raw === '') return fallback;
+  if (raw === undefined || raw === '') return WRITER_DEFAULTS[name];
   const value = Number(raw);
   if (!Number.isInteger(value) || value < 1 || value > 9999) throw new Error(`${name} must be a year from 1 to 9999, got "${raw}".`);
   return value;
 }
 
-function host(env: Env, name: string, fallback: string): string {
-  const raw = env[name] || fallback;
+function host(env: Env, name: 'CLOB_HOST' | 'DATA_API_HOST'): string {
+  const raw = env[name] || WRITER_DEFAULTS[name];
   try {
     return new URL(raw).origin;
   } catch {
     throw new Error(`${name} must be an absolute http(s) URL, got "${raw}".`);
   }
 }
-
-/** pUSD, the collateral of CLOB V2 (6 decimals, 1:1 USDC): https://docs.polymarket.com/v2-migration */
-const PUSD = '0xC011a7E12a19f7B1f670d46F03B03f3342E82DFB';
 
 function url(env: Env, name: string): string {
   const raw = env[name]!;
@@ -105,8 +129,8 @@ function url(env: Env, name: string): string {
   }
 }
 
-function address(env: Env, name: string, fallback: string): string {
-  const raw = env[name] || fallback;
+function address(env: Env, name: 'COLLATERAL_TOKEN_ADDRESS'): string {
+  const raw = env[name] || WRITER_DEFAULTS[name];
   if (!/^0x[0-9a-fA-F]{40}$/.test(raw)) throw new Error(`${name} must be a 0x-prefixed 40-hex-digit address.`);
   return raw;
 }
@@ -123,7 +147,7 @@ export function polymarketFromEnv(env: Env): PolymarketConfig {
   if (missing.length > 0) {
     throw new Error(`The polymarket source needs ${missing.join(', ')} (see .env.example); set them, or WRITER_SOURCE=none to feed data by import only.`);
   }
-  const signatureType = Number(env.SIGNATURE_TYPE ?? '0');
+  const signatureType = Number(env.SIGNATURE_TYPE || WRITER_DEFAULTS.SIGNATURE_TYPE);
   if (![0, 1, 2, 3].includes(signatureType)) throw new Error(`SIGNATURE_TYPE must be 0, 1, 2 or 3, got "${env.SIGNATURE_TYPE}".`);
   return {
     apiKey: env.CLOB_API_KEY!,
@@ -133,15 +157,15 @@ export function polymarketFromEnv(env: Env): PolymarketConfig {
     signatureType,
     funder: env.FUNDER_ADDRESS || env.POLY_ADDRESS!,
     funderExplicit: Boolean(env.FUNDER_ADDRESS),
-    clobHost: host(env, 'CLOB_HOST', 'https://clob.polymarket.com'),
-    dataApiHost: host(env, 'DATA_API_HOST', 'https://data-api.polymarket.com'),
+    clobHost: host(env, 'CLOB_HOST'),
+    dataApiHost: host(env, 'DATA_API_HOST'),
     polygonRpcUrl: env.POLYGON_RPC_URL ? url(env, 'POLYGON_RPC_URL') : undefined,
-    collateralToken: address(env, 'COLLATERAL_TOKEN_ADDRESS', PUSD),
-    timeoutMs: positiveNumber(env, 'POLYMARKET_TIMEOUT_MS', 10_000),
-    retries: Math.floor(positiveNumber(env, 'POLYMARKET_RETRIES', 4)),
-    retryBaseMs: positiveNumber(env, 'POLYMARKET_RETRY_BASE_MS', 1000),
-    restartWaitMs: positiveNumber(env, 'POLYMARKET_RESTART_WAIT_SECONDS', 180) * 1000,
-    capitalMaxJumpShare: positiveNumber(env, 'CAPITAL_MAX_JUMP_SHARE', 0.5),
+    collateralToken: address(env, 'COLLATERAL_TOKEN_ADDRESS'),
+    timeoutMs: positiveNumber(env, 'POLYMARKET_TIMEOUT_MS'),
+    retries: Math.floor(positiveNumber(env, 'POLYMARKET_RETRIES')),
+    retryBaseMs: positiveNumber(env, 'POLYMARKET_RETRY_BASE_MS'),
+    restartWaitMs: positiveNumber(env, 'POLYMARKET_RESTART_WAIT_SECONDS') * 1000,
+    capitalMaxJumpShare: positiveNumber(env, 'CAPITAL_MAX_JUMP_SHARE'),
   };
 }
 
@@ -181,10 +205,10 @@ export function writerConfigFromEnv(env: Env): WriterConfig {
     source,
     databaseUrl: writerDatabaseUrl(env),
     name: writerName(env),
-    intervalMs: positiveNumber(env, 'WRITER_INTERVAL_MINUTES', 5) * 60_000,
-    heartbeatMs: positiveNumber(env, 'WRITER_HEARTBEAT_SECONDS', 60) * 1000,
-    standbyLogMs: positiveNumber(env, 'WRITER_STANDBY_LOG_SECONDS', 60) * 1000,
-    importEarliestYear: year(env, 'IMPORT_EARLIEST_YEAR', 2020),
+    intervalMs: positiveNumber(env, 'WRITER_INTERVAL_MINUTES') * 60_000,
+    heartbeatMs: positiveNumber(env, 'WRITER_HEARTBEAT_SECONDS') * 1000,
+    standbyLogMs: positiveNumber(env, 'WRITER_STANDBY_LOG_SECONDS') * 1000,
+    importEarliestYear: year(env, 'IMPORT_EARLIEST_YEAR'),
     logLevel: logLevel(env),
     polymarket: source === 'polymarket' ? polymarketFromEnv(env) : undefined,
   };

@@ -1,6 +1,7 @@
 // One writer cycle and the long-running loop. Each figure is fetched and written on its own, so a
 // failing source call loses only that figure; the heartbeat is written regardless, which keeps it
 // truthful: a writer whose data calls all fail is alive, and health shows its data going stale.
+import { addDays, utcDate } from '../../contract/dates.ts';
 import type { WriterDb } from './db.ts';
 import { LockLost } from './lock.ts';
 import type { Logger } from './log.ts';
@@ -52,7 +53,7 @@ export async function heartbeat(ctx: CycleContext, now?: Date): Promise<TaskResu
  */
 export async function runCycle(ctx: CycleContext, now?: Date): Promise<TaskResult[]> {
   const at = now ?? (await store.serverNow(ctx.db));
-  const today = store.utcDate(at);
+  const today = utcDate(at);
   const { source } = ctx;
   const results: TaskResult[] = [];
   if (source.prepare) await source.prepare().catch((error: Error) => ctx.log.warn('source preparation failed', { error: error.message }));
@@ -73,7 +74,7 @@ export async function runCycle(ctx: CycleContext, now?: Date): Promise<TaskResul
     const readAt = now ? new Date(at.getTime() + (Date.now() - started)) : await store.serverNow(ctx.db);
     await write(ctx, (trx, d) => store.upsertCapital(trx, [{ at: readAt, ...c }], d));
   }));
-  for (const date of [store.addDays(today, -1), today]) {
+  for (const date of [addDays(today, -1), today]) {
     results.push(await task(ctx, `payout ${date}`, async () => {
       const usd = await source.payout(date, today);
       if (usd === null) return 'no payout reported yet';
@@ -82,9 +83,9 @@ export async function runCycle(ctx: CycleContext, now?: Date): Promise<TaskResul
   }
   // The cost of activity day D is dated D+1, like the payout of that day's rewards, so the returns
   // window sets each day's rewards against the same day's costs.
-  for (const date of [store.addDays(today, -1), today]) {
+  for (const date of [addDays(today, -1), today]) {
     results.push(await task(ctx, `trading cost ${date}`, async () => {
-      const usd = await source.tradingCost(store.addDays(date, -1), ctx.db);
+      const usd = await source.tradingCost(addDays(date, -1), ctx.db);
       if (usd === null) return 'not computable';
       await write(ctx, (trx, d) => store.upsertTradingCosts(trx, [{ date, usd }], d));
     }));

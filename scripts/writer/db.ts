@@ -1,6 +1,7 @@
 // kysely over pg, logged in as the writer's own role (stats_writer), which can write only the data tables.
 import { Kysely, PostgresDialect, type Generated } from 'kysely';
 import pg from 'pg';
+import type { DemoTable, StatsTableName } from '../../contract/tables.ts';
 
 // Dates stay 'YYYY-MM-DD' strings: a JS Date would shift them by the local time zone.
 pg.types.setTypeParser(1082, (value) => value);
@@ -17,8 +18,15 @@ export interface StatsTables {
   'stats.heartbeat': { at: Date; is_demo: boolean; writer: string | null };
   'stats.quoted_market': { digest: Buffer; last_seen_at: Date };
   'stats.trading_cost_correction': { id: Generated<string>; date: string; old_usd: Usd; new_usd: Usd; corrected_at: Generated<Date> };
+  'stats.log_entry': { idx: string; date: string; entry: string; is_demo: boolean; appended_at: Date };
   'stats.settings': { id: boolean; since_date: string | null; window_days: number; data_source: 'polymarket' | 'import' | null };
 }
+
+// The tables named here are the schema's (contract/tables.ts), and every table of demo rows is here
+// with its flag: a table added to or dropped from the list without this interface fails to compile.
+type Holds<T extends true> = T;
+type KnownTablesOnly = Holds<keyof StatsTables extends `stats.${StatsTableName}` ? true : false>;
+type DemoTablesFlagged = Holds<StatsTables[`stats.${DemoTable}`] extends { is_demo: boolean } ? true : false>;
 
 export type WriterDb = Kysely<StatsTables>;
 

@@ -1,16 +1,16 @@
 // The demo source: deterministic synthetic figures (they depend only on the date and time), so a
 // fresh `npm start` shows a living service. Rows are marked is_demo, and it writes only into a
 // database without real data (store.demoWrite enforces that).
+import { addDays, DAY_MS, midnightMs, utcDate } from '../../contract/dates.ts';
 import { openWriterDb, type WriterDb } from './db.ts';
 import type { Logger } from './log.ts';
 import { usd6, type CapitalFigures, type Source } from './source.ts';
 import * as store from './store.ts';
 
 const EPOCH = Date.UTC(2026, 0, 1);
-const DAY_MS = 86_400_000;
 const HISTORY_NIGHTS = 45;
 
-const dayNumber = (date: string) => Math.round((Date.parse(`${date}T00:00:00Z`) - EPOCH) / DAY_MS);
+const dayNumber = (date: string) => Math.round((midnightMs(date) - EPOCH) / DAY_MS);
 const mod = (a: number, m: number) => ((a % m) + m) % m;
 
 /** What the demo account earns on activity day `date`; it is paid as the payout dated the next day. */
@@ -28,21 +28,21 @@ export class DemoSource implements Source {
   readonly name = 'demo' as const;
 
   async accrual(now: Date) {
-    const today = store.utcDate(now);
-    const elapsed = (now.getTime() - Date.parse(`${today}T00:00:00Z`)) / DAY_MS;
+    const today = utcDate(now);
+    const elapsed = (now.getTime() - midnightMs(today)) / DAY_MS;
     return { usd: usd6(earnings(today) * elapsed), markets: 18 + mod(dayNumber(today), 7) };
   }
 
   async breadth(now: Date) {
-    return 31 + mod(dayNumber(store.utcDate(now)), 9);
+    return 31 + mod(dayNumber(utcDate(now)), 9);
   }
 
   async capital(now: Date) {
-    return capitalOn(store.utcDate(now));
+    return capitalOn(utcDate(now));
   }
 
   async payout(payoutDate: string) {
-    return earnings(store.addDays(payoutDate, -1));
+    return earnings(addDays(payoutDate, -1));
   }
 
   async tradingCost(date: string, _db: WriterDb) {
@@ -58,7 +58,7 @@ export class DemoSource implements Source {
 export async function seedDemoHistory(db: WriterDb, log?: Logger, writer?: string): Promise<boolean> {
   const demo = new DemoSource();
   const now = await store.serverNow(db);
-  const today = store.utcDate(now);
+  const today = utcDate(now);
   try {
     return await store.demoWrite(db, async (trx) => {
       const any = await trx.selectFrom('stats.payout').select('date').limit(1).executeTakeFirst()
@@ -68,16 +68,16 @@ export async function seedDemoHistory(db: WriterDb, log?: Logger, writer?: strin
       const costs: store.TradingCost[] = [];
       const capital: store.Capital[] = [];
       for (let i = 0; i < HISTORY_NIGHTS; i++) {
-        const date = store.addDays(today, -i);
+        const date = addDays(today, -i);
         payouts.push({ date, usd: await demo.payout(date) });
         // dated like the payout: the cost of the activity day before
-        costs.push({ date, usd: await demo.tradingCost(store.addDays(date, -1), db) });
+        costs.push({ date, usd: await demo.tradingCost(addDays(date, -1), db) });
         // The day's last snapshot, a minute before midnight: the window's capital base reads these.
-        capital.push({ at: new Date(Date.parse(`${date}T00:00:00Z`) + DAY_MS - 60_000), ...capitalOn(date) });
+        capital.push({ at: new Date(midnightMs(date) + DAY_MS - 60_000), ...capitalOn(date) });
       }
       capital[0] = { at: now, ...capitalOn(today) };
       const accruals: store.Accrual[] = [];
-      for (let t = Date.parse(`${today}T00:00:00Z`); t <= now.getTime(); t += 5 * 60_000) {
+      for (let t = midnightMs(today); t <= now.getTime(); t += 5 * 60_000) {
         accruals.push({ at: new Date(t), ...(await demo.accrual(new Date(t))) });
       }
       await store.upsertPayouts(trx, payouts, true);

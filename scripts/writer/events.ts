@@ -2,44 +2,67 @@
 // database would reject (and a few it cannot see), so a bad line is reported by line number and
 // field before anything is written.
 import { z } from 'zod';
+import { isCalendarDate, utcDate } from '../../contract/dates.ts';
 
-const DATE = /^\d{4}-\d{2}-\d{2}$/;
 // An offset is required: a timestamp without one would depend on the importer's time zone.
 const ISO = /^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}(:\d{2}(\.\d{1,9})?)?(Z|[+-]\d{2}:?\d{2})$/;
 const INT4_MAX = 2_147_483_647;
 
-/** A real calendar date: the shape YYYY-MM-DD, and no 2026-02-30 or 2026-13-01 rolled over. */
-export function isCalendarDate(s: string): boolean {
-  if (!DATE.test(s)) return false;
-  const d = new Date(`${s}T00:00:00Z`);
-  return !Number.isNaN(d.getTime()) && d.toISOString().startsWith(s);
+/** One field of an event: how it is checked, and how the help writes its value. */
+interface Field<S extends z.ZodType> {
+  schema: S;
+  shown: string;
 }
+const field = <S extends z.ZodType>(schema: S, shown: string): Field<S> => ({ schema, shown });
 
-const date = z.string().refine(isCalendarDate, { message: 'must be a calendar date YYYY-MM-DD' });
-const at = z.string()
+const date = field(z.string().refine(isCalendarDate, { message: 'must be a calendar date YYYY-MM-DD' }), '"YYYY-MM-DD"');
+const at = field(z.string()
   .refine((s) => ISO.test(s) && !Number.isNaN(Date.parse(s)), { message: 'must be an ISO 8601 timestamp with a time zone (e.g. 2026-05-01T12:00:00Z)' })
-  .transform((s) => new Date(s));
+  .transform((s) => new Date(s)), 'ISO');
 /**
  * No figure of one account comes near this many dollars; a larger one is a unit or typing mistake
  * (cents for dollars, a stray exponent), not a payout.
  */
 export const MAX_USD = 1e11;
-const amount = z.number().finite()
+const amountSchema = z.number().finite()
   .min(-MAX_USD, { message: `must lie within ±${MAX_USD.toExponential()} USD` })
   .max(MAX_USD, { message: `must lie within ±${MAX_USD.toExponential()} USD` });
-const nonNegative = amount.nonnegative({ message: 'must be 0 or more' });
-const count = z.number().int({ message: 'must be a whole number' }).nonnegative({ message: 'must be 0 or more' }).max(INT4_MAX);
+const amount = field(amountSchema, 'n');
+const nonNegative = field(amountSchema.nonnegative({ message: 'must be 0 or more' }), 'n');
+const count = field(z.number().int({ message: 'must be a whole number' }).nonnegative({ message: 'must be 0 or more' }).max(INT4_MAX), 'int');
 
-export const eventSchema = z.discriminatedUnion('type', [
-  z.strictObject({ type: z.literal('payout'), date, usd: nonNegative }),
-  z.strictObject({ type: z.literal('accrual'), at, usd: nonNegative, markets: count }),
-  z.strictObject({ type: z.literal('breadth'), at, markets_quoted_24h: count }),
-  z.strictObject({ type: z.literal('capital'), at, cash_usd: nonNegative, inventory_usd: nonNegative, positions: count }),
-  z.strictObject({ type: z.literal('trading_cost'), date, usd: amount }),
-  z.strictObject({ type: z.literal('heartbeat'), at }),
-]);
+/**
+ * The import format: every event type and its fields besides `type`, in the order the help lists
+ * them. The parser, the types, the help and the error messages are made from this one table.
+ */
+export const EVENT_FIELDS = {
+  payout: { date, usd: nonNegative },
+  accrual: { at, usd: nonNegative, markets: count },
+  breadth: { at, markets_quoted_24h: count },
+  capital: { at, cash_usd: nonNegative, inventory_usd: nonNegative, positions: count },
+  trading_cost: { date, usd: amount },
+  heartbeat: { at },
+} as const;
 
-export type ImportEvent = z.infer<typeof eventSchema>;
+type Fields = typeof EVENT_FIELDS;
+export type EventType = keyof Fields;
+export const EVENT_TYPES = Object.keys(EVENT_FIELDS) as EventType[];
+
+/** An event's fields as parsed (timestamps as Dates), without its type. */
+export type EventFields<K extends EventType> = { -readonly [F in keyof Fields[K]]: Fields[K][F] extends Field<infer S> ? z.output<S> : never };
+export type EventOf<K extends EventType> = { type: K } & EventFields<K>;
+export type ImportEvent = { [K in EventType]: EventOf<K> }[EventType];
+
+const eventSchemas = new Map(EVENT_TYPES.map((type) => [type, z.strictObject({
+  type: z.literal(type),
+  ...Object.fromEntries(Object.entries(EVENT_FIELDS[type]).map(([name, f]) => [name, (f as Field<z.ZodType>).schema])),
+})]));
+
+/** An event as one line of the import, with a placeholder for each value: {"type":"payout","date":"YYYY-MM-DD","usd":n}. */
+export function eventFormat(type: EventType): string {
+  const fields = Object.entries(EVENT_FIELDS[type]).map(([name, f]) => `,"${name}":${(f as Field<z.ZodType>).shown}`);
+  return `{"type":"${type}"${fields.join('')}}`;
+}
 
 /** The digits and exponent of a decimal number written in JSON, without leading or trailing zeros. */
 function decimalParts(text: string): string {
@@ -107,10 +130,9 @@ export function parseEvent(text: string, lineNo: number, { now, earliestYear }: 
   }
   if (typeof value !== 'object' || value === null || Array.isArray(value)) throw new LineError(lineNo, 'must be a JSON object');
   const type = (value as { type?: unknown }).type;
-  if (!['payout', 'accrual', 'breadth', 'capital', 'trading_cost', 'heartbeat'].includes(type as string)) {
-    throw new LineError(lineNo, `type: must be one of payout, accrual, breadth, capital, trading_cost, heartbeat (got ${JSON.stringify(type ?? null)})`);
-  }
-  const parsed = eventSchema.safeParse(value);
+  const schema = eventSchemas.get(type as EventType);
+  if (!schema) throw new LineError(lineNo, `type: must be one of ${EVENT_TYPES.join(', ')} (got ${JSON.stringify(type ?? null)})`);
+  const parsed = schema.safeParse(value);
   if (!parsed.success) {
     const issue = parsed.error.issues[0]!;
     const field = issue.code === 'unrecognized_keys' ? issue.keys.join(', ') : issue.path.join('.') || 'event';
@@ -120,13 +142,13 @@ export function parseEvent(text: string, lineNo: number, { now, earliestYear }: 
   if (inexact) {
     throw new LineError(lineNo, `${inexact.field}: ${inexact.source} has more significant digits than can be kept exactly (at most 15 are always safe); round it`);
   }
-  const event = parsed.data;
+  const event = parsed.data as ImportEvent;
   const earliest = `${String(earliestYear).padStart(4, '0')}-01-01`;
   if ('date' in event && event.date < earliest) throw new LineError(lineNo, `date: ${event.date} lies before ${earliest} (IMPORT_EARLIEST_YEAR)`);
   if ('at' in event && event.at.toISOString() < earliest) {
     throw new LineError(lineNo, `at: ${event.at.toISOString()} lies before ${earliest} (IMPORT_EARLIEST_YEAR)`);
   }
-  const today = now.toISOString().slice(0, 10);
+  const today = utcDate(now);
   if ('date' in event && event.date > today) throw new LineError(lineNo, `date: ${event.date} lies after today (UTC)`);
   if ('at' in event && event.at.getTime() > now.getTime() + FUTURE_SLACK_MS) {
     throw new LineError(lineNo, `at: ${event.at.toISOString()} lies in the future`);

@@ -5,7 +5,7 @@ import { closeSync, createReadStream, fstatSync, openSync } from 'node:fs';
 import { createInterface } from 'node:readline';
 import type { Readable } from 'node:stream';
 import type { WriterDb } from './db.ts';
-import { LineError, parseEvent, type ImportEvent } from './events.ts';
+import { LineError, parseEvent, type EventOf, type EventType, type ImportEvent } from './events.ts';
 import type { Logger } from './log.ts';
 import * as store from './store.ts';
 
@@ -17,11 +17,19 @@ export interface ImportResult { lines: number; events: number; byType: Record<st
 /** Thrown inside the transaction so that an input without events changes nothing (not even demo rows). */
 class NothingToImport extends Error {}
 
-type Kind = ImportEvent['type'];
+/** Where each event type is written: a type added to the format without its write fails to compile. */
+const WRITES: { [K in EventType]: (trx: store.Trx, rows: EventOf<K>[]) => Promise<void> } = {
+  payout: store.upsertPayouts,
+  accrual: store.upsertAccruals,
+  breadth: store.upsertBreadth,
+  capital: store.upsertCapital,
+  trading_cost: store.upsertTradingCosts,
+  heartbeat: store.upsertHeartbeats,
+};
 
 /** Pending rows per table, keyed so that a second event for the same key flushes the first. */
 class Batches {
-  readonly rows = new Map<Kind, Map<string, { event: ImportEvent; line: number }>>();
+  readonly rows = new Map<EventType, Map<string, { event: ImportEvent; line: number }>>();
   size = 0;
   keyOf(e: ImportEvent): string {
     return 'date' in e ? e.date : e.at.toISOString();
@@ -42,14 +50,8 @@ async function flush(trx: store.Trx, batches: Batches): Promise<void> {
     const entries = [...table.values()];
     const events = entries.map((x) => x.event);
     try {
-      switch (kind) {
-        case 'payout': await store.upsertPayouts(trx, events as Extract<ImportEvent, { type: 'payout' }>[]); break;
-        case 'trading_cost': await store.upsertTradingCosts(trx, events as Extract<ImportEvent, { type: 'trading_cost' }>[]); break;
-        case 'accrual': await store.upsertAccruals(trx, events as Extract<ImportEvent, { type: 'accrual' }>[]); break;
-        case 'breadth': await store.upsertBreadth(trx, events as Extract<ImportEvent, { type: 'breadth' }>[]); break;
-        case 'capital': await store.upsertCapital(trx, events as Extract<ImportEvent, { type: 'capital' }>[]); break;
-        case 'heartbeat': await store.upsertHeartbeats(trx, events as Extract<ImportEvent, { type: 'heartbeat' }>[]); break;
-      }
+      // Every event of a batch has the batch's type (Batches keys them by it).
+      await (WRITES[kind] as (trx: store.Trx, rows: ImportEvent[]) => Promise<void>)(trx, events);
     } catch (error) {
       // Parsing already checks what the constraints check; this names the span if the database still objects.
       const lines = entries.map((x) => x.line);

@@ -2,20 +2,21 @@
 // locks the settings row: that serialises concurrent writers (an import beside the loop), and it is
 // where the rule that demo and real data never mix is enforced.
 import { sql, type Transaction } from 'kysely';
+import { DEMO_TABLES } from '../../contract/tables.ts';
 import type { StatsTables, WriterDb } from './db.ts';
+import type { EventFields } from './events.ts';
 
 export type RealSource = 'polymarket' | 'import';
 export type Trx = Transaction<StatsTables>;
 
-export interface Payout { date: string; usd: number }
-export interface TradingCost { date: string; usd: number }
-export interface Accrual { at: Date; usd: number; markets: number }
-export interface Breadth { at: Date; markets_quoted_24h: number }
-export interface Capital { at: Date; cash_usd: number; inventory_usd: number; positions: number }
+// The rows are the import format's events (events.ts), whichever source made them.
+export type Payout = EventFields<'payout'>;
+export type TradingCost = EventFields<'trading_cost'>;
+export type Accrual = EventFields<'accrual'>;
+export type Breadth = EventFields<'breadth'>;
+export type Capital = EventFields<'capital'>;
 /** `writer`: the name of the writer that is alive; none for an imported heartbeat. */
-export interface Heartbeat { at: Date; writer?: string | null }
-
-const DATA_TABLES = ['stats.payout', 'stats.accrual', 'stats.breadth', 'stats.capital', 'stats.trading_cost', 'stats.heartbeat'] as const;
+export type Heartbeat = EventFields<'heartbeat'> & { writer?: string | null };
 
 /** Raised when the demo source finds real data: it stops rather than mix demo rows into it. */
 export class RealDataPresent extends Error {
@@ -35,8 +36,8 @@ async function lockSettings(trx: Trx) {
 export async function hasRealData(db: WriterDb | Trx): Promise<boolean> {
   const settings = await db.selectFrom('stats.settings').select('data_source').executeTakeFirst();
   if (settings?.data_source) return true;
-  for (const table of DATA_TABLES) {
-    const row = await db.selectFrom(table).select(sql`1`.as('one')).where('is_demo', '=', false).limit(1).executeTakeFirst();
+  for (const name of DEMO_TABLES) {
+    const row = await db.selectFrom(`stats.${name}` as const).select(sql`1`.as('one')).where('is_demo', '=', false).limit(1).executeTakeFirst();
     if (row) return true;
   }
   return false;
@@ -168,15 +169,4 @@ export async function recordQuotedMarkets(trx: Trx, sightings: { digest: Buffer;
 export async function serverNow(db: WriterDb): Promise<Date> {
   const { rows } = await sql<{ now: Date }>`select now() as now`.execute(db);
   return rows[0]!.now;
-}
-
-/** Today's UTC date as the database sees it (the future-date trigger uses the same rule). */
-export function utcDate(at: Date): string {
-  return at.toISOString().slice(0, 10);
-}
-
-export function addDays(date: string, days: number): string {
-  const d = new Date(`${date}T00:00:00Z`);
-  d.setUTCDate(d.getUTCDate() + days);
-  return utcDate(d);
 }

@@ -9,6 +9,7 @@ import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { brotliCompressSync, constants as zlib, gzipSync } from 'node:zlib';
 import { hostDocument } from './openapi.ts';
+import { isCalendarDate } from '../../contract/dates.ts';
 import { API_HOST_DOCUMENTS, STATIC_DOCUMENTS } from '../../contract/documents.ts';
 import { fillJson, fillText, type Vars } from './templates.ts';
 import { API_PATHS, logOrigin, publicUrls, SITE_PATHS, skillPath } from '../../contract/paths.ts';
@@ -67,13 +68,17 @@ export interface SkillEntry {
 
 export function policyUpdatedDate(value: string | undefined): string {
   const date = value || DEFAULT_POLICY_UPDATED;
-  if (!/^\d{4}-\d{2}-\d{2}$/.test(date) || Number.isNaN(Date.parse(`${date}T00:00:00Z`)) || new Date(`${date}T00:00:00Z`).toISOString().slice(0, 10) !== date) {
+  if (!isCalendarDate(date)) {
     throw new Error(`POLICY_UPDATED must be a calendar date YYYY-MM-DD, got "${date}".`);
   }
   return date;
 }
 
-/** MCP server-card `name`: reverse-DNS of the site's host, then the server's name (SEP-2127 pattern). */
+/**
+ * MCP server-card `name`: the site's host in reverse-DNS form, a slash, then the server's name, as the
+ * draft server-card proposal asks ("reverse-DNS format … exactly one forward slash"):
+ * https://github.com/modelcontextprotocol/modelcontextprotocol/blob/main/seps/2127-mcp-server-cards.md
+ */
 export function mcpServerName(siteUrl: string): string {
   const host = new URL(siteUrl).hostname;
   const isIp = /^[\d.]+$/.test(host) || host.includes(':') || host.startsWith('[');

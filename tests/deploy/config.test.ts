@@ -1,9 +1,18 @@
 // One source of configuration: every variable the code, the compose file or the nginx templates read
-// is documented in .env.example, and every variable .env.example documents is read somewhere.
+// is documented in .env.example, and every variable .env.example documents is read somewhere. The
+// defaults are the code's (the config modules' tables, the edge's own configuration); .env.example,
+// docker-compose.yml, the README and the help texts show the same values.
+import { spawnSync } from 'node:child_process';
 import { readdirSync, readFileSync, statSync } from 'node:fs';
 import path from 'node:path';
+import { parseEnv } from 'node:util';
 import { describe, expect, it } from 'vitest';
-import { ROOT_DIR } from '../../scripts/lib/config.ts';
+import { edgeConfigFromEnv } from '../../edge/config.ts';
+import { BACKUP_DEFAULTS, USAGE as BACKUP_USAGE } from '../../scripts/backup.ts';
+import { configFromEnv, ROOT_DIR, STACK_DEFAULTS } from '../../scripts/lib/config.ts';
+import { WRITER_DEFAULTS } from '../../scripts/writer/config.ts';
+import { HELP as WRITER_HELP } from '../../scripts/writer/help.ts';
+import { DEFAULT_POLICY_UPDATED } from '../../site/render/render.ts';
 import { envExampleNames } from '../support/env-example.ts';
 
 // Read from the environment but not configuration an operator sets: the process's own environment,
@@ -29,7 +38,30 @@ function namesReadByCode(): Map<string, string> {
   return found;
 }
 
+/** The value the code uses for each variable the environment leaves unset, as text. */
+function codeDefaults(): Map<string, string> {
+  const stack = configFromEnv({}, []);
+  // The edge keeps its defaults to itself: read them through its configuration, given only what it requires.
+  const edge = edgeConfigFromEnv({ SITE_URL: 'http://a', API_URL: 'http://a', EDGE_API_UPSTREAM: 'http://a', EDGE_POSTGREST_UPSTREAM: 'http://a', ANON_KEY: 'k', HTTP_SIG_PRIVATE_KEY: 'k' });
+  const defaults = {
+    ...STACK_DEFAULTS, ...WRITER_DEFAULTS, ...BACKUP_DEFAULTS,
+    SITE_URL: stack.siteUrl, API_URL: stack.apiUrl, POLICY_UPDATED: DEFAULT_POLICY_UPDATED,
+    EDGE_STATS_TTL_SECONDS: edge.statsTtlMs / 1000, EDGE_HEALTH_TTL_SECONDS: edge.healthTtlMs / 1000,
+    EDGE_UPSTREAM_TIMEOUT_SECONDS: edge.upstreamTimeoutMs / 1000, EDGE_WARM_SECONDS: edge.warmPeriodMs / 1000,
+  };
+  return new Map(Object.entries(defaults).map(([name, value]) => [name, String(value)]));
+}
+
+/** `NAME (default X` or `NAME (X)` in prose, for the variables that have a default: [name, X]. */
+function statedDefaults(text: string, defaults: Map<string, string>): [string, string][] {
+  return [...text.matchAll(/\b([A-Z][A-Z0-9_]{3,})`?\s+\((?:default\s+)?([^\s,;)]+)/g)]
+    .filter((m) => defaults.has(m[1]!)).map((m) => [m[1]!, m[2]!]);
+}
+
+
 describe('configuration', () => {
+  const defaults = codeDefaults();
+
   const documented = envExampleNames();
 
   it('documents in .env.example every variable the code reads', () => {
@@ -41,5 +73,36 @@ describe('configuration', () => {
     const compose = readFileSync(path.join(ROOT_DIR, 'docker-compose.yml'), 'utf8');
     const read = new Set([...namesReadByCode().keys(), ...[...compose.matchAll(/\$\{([A-Z][A-Z0-9_]*)/g)].map((m) => m[1]!)]);
     expect([...documented].filter((name) => !read.has(name))).toEqual([]);
+  });
+
+  it('shows in .env.example, set or as an example, the default of every setting that has one (or leaves it empty)', () => {
+    const text = readFileSync(path.join(ROOT_DIR, '.env.example'), 'utf8');
+    const shown = parseEnv(text.replace(/^#\s*([A-Z][A-Z0-9_]*=)/gm, '$1'));
+    const wrong = [...defaults].filter(([name, value]) => shown[name] !== undefined && shown[name] !== '' && shown[name] !== value)
+      .map(([name, value]) => `${name}=${shown[name]} (the code's default: ${value})`);
+    expect(wrong).toEqual([]);
+    expect([...defaults.keys()].filter((name) => shown[name] === undefined), 'settings with a default that .env.example leaves out').toEqual([]);
+  });
+
+  it("falls back in docker-compose.yml (${NAME:-value}) on the code's default", () => {
+    const compose = readFileSync(path.join(ROOT_DIR, 'docker-compose.yml'), 'utf8');
+    const fallbacks = [...compose.matchAll(/\$\{([A-Z][A-Z0-9_]*):-([^}]+)\}/g)].filter((m) => defaults.has(m[1]!));
+    expect(fallbacks.length).toBeGreaterThan(20);
+    expect(fallbacks.filter((m) => m[2] !== defaults.get(m[1]!)).map((m) => `${m[0]} (the code's default: ${defaults.get(m[1]!)})`)).toEqual([]);
+  });
+
+  it('states in the README and in the help of the command lines the defaults the code applies', () => {
+    const readme = readFileSync(path.join(ROOT_DIR, 'README.md'), 'utf8');
+    const helps = [...Object.values(WRITER_HELP), BACKUP_USAGE].join('\n');
+    for (const [where, text] of [['README.md', readme], ['the help texts', helps]] as const) {
+      const stated = statedDefaults(text, defaults);
+      expect(stated.length, `${where} states no default at all: the pattern no longer finds them`).toBeGreaterThan(1);
+      expect(stated.filter(([name, value]) => value !== defaults.get(name)).map(([name, value]) => `${where}: ${name} (${value}), the code's default is ${defaults.get(name)}`)).toEqual([]);
+    }
+    // The default addresses, in the README's table and the verifier's help.
+    expect(readme).toContain(`| API host \`{api_url}\` | ${defaults.get('API_URL')} |`);
+    expect(readme).toContain(`| site host \`{base_url}\` | ${defaults.get('SITE_URL')} |`);
+    const verifyHelp = spawnSync(process.execPath, [path.join(ROOT_DIR, 'scripts/verify.ts'), '--help'], { encoding: 'utf8' }).stdout;
+    expect(verifyHelp).toContain(`(default ${defaults.get('SITE_URL')})`);
   });
 });

@@ -5,7 +5,7 @@
 // records) and webMcp (a headless browser probing navigator.modelContext) are not site-host
 // documents and are not run here.
 import { afterAll, describe, expect, inject, it } from 'vitest';
-import { essence, SCANNER_UA } from './helpers.ts';
+import { essence, SCANNER_UA } from '../support/discovery.ts';
 
 type Status = 'pass' | 'fail' | 'neutral';
 interface Result { status: Status; message: string }

@@ -7,7 +7,7 @@ import { chromium, type Browser } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
 import { REDOC_VERSION, SITE_PATHS } from '../../contract/paths.ts';
 import { wcagViolations } from '../support/axe.ts';
-import { get } from './helpers.ts';
+import { get } from '../support/discovery.ts';
 
 let browser: Browser;
 

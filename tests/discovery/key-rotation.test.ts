@@ -11,7 +11,7 @@ import { configFromEnv, type Config, type Env } from '../../scripts/lib/config.t
 import { freePort } from '../../scripts/lib/processes.ts';
 import { startStack, type Stack } from '../../scripts/stack/stack.ts';
 import { ensureEnvFile } from '../../scripts/lib/keys.ts';
-import { get } from './helpers.ts';
+import { get } from '../support/discovery.ts';
 import { rawGet, verifyWithHttpMessageSig, verifyWithHttpMessageSignatures, type DirectoryKey } from '../support/signatures.ts';
 
 const STATS = '/rest/v1/rpc/landing_stats';

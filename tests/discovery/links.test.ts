@@ -4,7 +4,7 @@
 // why, is listed in the test output (and asserted to be only what is expected to be unfollowable).
 import { afterAll, describe, expect, inject, it } from 'vitest';
 import { SITE_DOCUMENTS } from '../../contract/documents.ts';
-import { essence, get } from './helpers.ts';
+import { essence, get } from '../support/discovery.ts';
 
 /** Documents whose links are checked: every row of the documents table but the API reference page. */
 const SOURCES = SITE_DOCUMENTS.filter((d) => d.path !== '/api-docs').map((d) => d.path);

@@ -7,7 +7,7 @@ import createClient from 'openapi-fetch';
 import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
 import { SITE_PATHS } from '../../contract/paths.ts';
 import { startTestStack, type TestStack } from '../support/stack.ts';
-import { getJson, get, redoclyLint, responseSchemaName, schemaValidator, type OpenApi } from './helpers.ts';
+import { getJson, get, redoclyLint, responseSchemaName, schemaValidator, type OpenApi } from '../support/discovery.ts';
 
 const STATS = '/rest/v1/rpc/landing_stats';
 const HEALTH = '/rest/v1/rpc/landing_health';

@@ -133,7 +133,8 @@ describe('inputs', () => {
     expect(() => fillText('a {{TYPO}} b', { KNOWN: 'x' }, 'auth.md')).toThrow('auth.md: no value for the placeholder {{TYPO}}');
   });
 
-  it('the MCP card name is the reverse-DNS of the site host (SEP-2127 pattern)', () => {
+  // https://github.com/modelcontextprotocol/modelcontextprotocol/blob/main/seps/2127-mcp-server-cards.md (field `name`)
+  it('the MCP card name is the reverse-DNS of the site host, a slash, then the server name', () => {
     expect(mcpServerName('https://stats.example.org')).toBe('org.example.stats/public-stats');
     expect(mcpServerName('http://127.0.0.1:8080')).toBe('127.0.0.1/public-stats');
   });

@@ -7,7 +7,7 @@ import { calculateJwkThumbprint } from 'jose';
 import { verifySignature, webcrypto } from 'http-message-sig';
 import { describe, expect, inject, it } from 'vitest';
 import { API_HOST_DOCUMENTS, STATIC_DOCUMENTS } from '../../contract/documents.ts';
-import { essence, get, getJson } from './helpers.ts';
+import { essence, get, getJson } from '../support/discovery.ts';
 
 const site = () => inject('stack').siteUrl;
 const api = () => inject('stack').apiUrl;
@@ -172,6 +172,9 @@ describe('authorization-server metadata (RFC 8414), mirroring {api_url}/auth/v1'
   });
 });
 
+// The server card is a draft: the current proposal's members
+// (https://github.com/modelcontextprotocol/modelcontextprotocol/blob/main/seps/2127-mcp-server-cards.md) and the
+// earlier one's (https://github.com/modelcontextprotocol/modelcontextprotocol/issues/1649) that scanners still read.
 describe('MCP server card (SEP-2127 core + SEP-1649 members)', () => {
   it('names the alpha streamable-http endpoint at {base_url}/mcp and its tools', async () => {
     const { res, body } = await getJson(`${site()}/.well-known/mcp/server-card.json`);

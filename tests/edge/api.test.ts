@@ -1,7 +1,7 @@
 // /api/stats, /api/health, the page's negotiation and the site host's error answers, against the
 // shared stack (nginx site host → edge → nginx API host → PostgREST → Postgres).
 import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
-import { countingProxy, edgeConfig, serveEdge, type Listening } from './support.ts';
+import { countingProxy, edgeConfig, serveEdge, type Listening } from '../support/edge.ts';
 
 const { siteUrl, apiUrl, anonKey } = inject('stack');
 

@@ -7,7 +7,7 @@ import { downHealth, edgeDownHealth } from '../../contract/records.ts';
 import { GATEWAY_UNAVAILABLE, UNAVAILABLE } from '../../contract/texts/rules.ts';
 import { freePort } from '../../scripts/lib/processes.ts';
 import { startTestStack, type TestStack } from '../support/stack.ts';
-import { edgeConfig, eventually, serveEdge } from './support.ts';
+import { edgeConfig, eventually, serveEdge } from '../support/edge.ts';
 
 let stack: TestStack;
 let siteUrl: string;

@@ -3,9 +3,10 @@
 import http from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { addDays, todayUtc } from '../../contract/dates.ts';
 import { withClient } from '../support/db.ts';
 import { startTestStack, type TestStack } from '../support/stack.ts';
-import { edgeConfig, eventually, serveEdge, type Listening } from './support.ts';
+import { edgeConfig, eventually, serveEdge, type Listening } from '../support/edge.ts';
 
 let stack: TestStack;
 let apiUrl: string;
@@ -46,8 +47,8 @@ describe('the answers an MCP edge keeps', () => {
     const requests = [
       tool(1, 'get_stats'),
       tool('a-string-id', 'get_stats'),
-      tool(7, 'get_history', { to: new Date(Date.now() - 5 * 86_400_000).toISOString().slice(0, 10) }),
-      tool(8, 'get_history', { from: new Date(Date.now() - 5 * 86_400_000).toISOString().slice(0, 10) }),
+      tool(7, 'get_history', { to: addDays(todayUtc(), -5) }),
+      tool(8, 'get_history', { from: addDays(todayUtc(), -5) }),
       { jsonrpc: '2.0', id: 9, method: 'tools/list' },
       { jsonrpc: '2.0', id: 10, method: 'resources/read', params: { uri: 'stats://latest' } },
     ];

@@ -9,14 +9,16 @@ import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { addDays, todayUtc } from '../../contract/dates.ts';
 import { API_PATHS, SITE_PATHS } from '../../contract/paths.ts';
 import { ROOT_DIR } from '../../scripts/lib/config.ts';
 import { freePort, waitUntil } from '../../scripts/lib/processes.ts';
 import { openReplica } from '../../scripts/lib/replica.ts';
 import { supervise } from '../../scripts/lib/supervisor.ts';
 import { CACHED_PATHS, CODINGS, expectSameAnswers } from '../support/nodes.ts';
+import { query } from '../support/db.ts';
 import { startTestNode, startTestReplica, startTestStack, type TestNode, type TestReplica, type TestStack } from '../support/stack.ts';
-import { addDays, cliEnv, query, runCli, todayUtc } from '../writer/helpers.ts';
+import { cliEnv, runCli } from '../support/writer.ts';
 
 let stack: TestStack;
 let replica: TestReplica;

@@ -6,7 +6,7 @@ import { expect } from 'vitest';
 import { API_PATHS, SITE_PATHS } from '../../contract/paths.ts';
 import { findBrotliModules } from '../../scripts/lib/nginx.ts';
 import type { Config } from '../../scripts/lib/config.ts';
-import { rawGet, sha256Digest, verifyWithHttpMessageSig, verifyWithHttpMessageSignatures, type DirectoryKey, type RawAnswer } from './signatures.ts';
+import { rawGet, verifies, type DirectoryKey, type RawAnswer } from './signatures.ts';
 
 /** Every cached record of both hosts. */
 export const CACHED_PATHS: { host: 'api' | 'site'; path: string }[] = [
@@ -32,17 +32,6 @@ function ask(cfg: Config, host: 'api' | 'site', path: string, coding: string): P
 }
 
 const same = (a: RawAnswer, b: RawAnswer) => a.status === b.status && a.body.equals(b.body) && SHARED_HEADERS.every((h) => a.headers[h] === b.headers[h]);
-
-/** The Content-Digest and the RFC 9421 signature, checked by node:crypto and two libraries we did not write. */
-async function verifies(answer: RawAnswer, keys: DirectoryKey[]): Promise<boolean> {
-  if (answer.headers['content-digest'] !== sha256Digest(answer.body)) return false;
-  const [a, b] = await Promise.all([
-    verifyWithHttpMessageSig(answer, keys).then(() => true, () => false),
-    verifyWithHttpMessageSignatures(answer, keys).catch(() => false),
-  ]);
-  expect(a, `http-message-sig and http-message-signatures disagree on ${answer.url}`).toBe(b);
-  return a;
-}
 
 /**
  * Asks both nodes for every cached path in every coding and expects the same answer, and a 304 from

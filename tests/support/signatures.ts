@@ -6,6 +6,7 @@ import { createHash, createPublicKey } from 'node:crypto';
 import http from 'node:http';
 import { component, verifySignature, webcrypto } from 'http-message-sig';
 import { createVerifier, httpbis } from 'http-message-signatures';
+import { expect } from 'vitest';
 
 export interface RawAnswer {
   url: string;
@@ -68,4 +69,18 @@ export async function verifyWithHttpMessageSignatures(answer: RawAnswer, keys: D
     requiredFields: ['@status', 'content-type', 'content-digest'],
   }, { status: answer.status, headers: answer.headers }, { method: 'GET', url: answer.url, headers: {} });
   return result === true;
+}
+
+/**
+ * The Content-Digest (checked with node:crypto) and the RFC 9421 signature, checked by both libraries,
+ * which must agree.
+ */
+export async function verifies(answer: RawAnswer, keys: DirectoryKey[]): Promise<boolean> {
+  if (answer.headers['content-digest'] !== sha256Digest(answer.body)) return false;
+  const [a, b] = await Promise.all([
+    verifyWithHttpMessageSig(answer, keys).then(() => true, () => false),
+    verifyWithHttpMessageSignatures(answer, keys).catch(() => false),
+  ]);
+  expect(a, `http-message-sig and http-message-signatures disagree on ${answer.url}`).toBe(b);
+  return a;
 }

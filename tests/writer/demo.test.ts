@@ -4,18 +4,21 @@ import { chmodSync, mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { addDays, todayUtc } from '../../contract/dates.ts';
+import { DEMO_TABLES } from '../../contract/tables.ts';
 import { ROOT_DIR } from '../../scripts/lib/config.ts';
 import { freePort } from '../../scripts/lib/processes.ts';
+import { EVENT_TYPES } from '../../scripts/writer/events.ts';
+import { query, totalRows } from '../support/db.ts';
 import { startTestStack, type TestStack } from '../support/stack.ts';
-import { addDays, cliEnv, landingStats, query, runCli, todayUtc } from './helpers.ts';
+import { cliEnv, landingStats, runCli } from '../support/writer.ts';
 
 let stack: TestStack;
 const today = todayUtc();
-const demoRows = async () => (await query<{ demo: number; real: number }>(stack.db.adminUrl, `select
-  (select count(*) filter (where is_demo) from stats.payout) + (select count(*) filter (where is_demo) from stats.accrual)
-  + (select count(*) filter (where is_demo) from stats.heartbeat) + (select count(*) filter (where is_demo) from stats.capital) as demo,
-  (select count(*) filter (where not is_demo) from stats.payout) + (select count(*) filter (where not is_demo) from stats.accrual)
-  + (select count(*) filter (where not is_demo) from stats.heartbeat) + (select count(*) filter (where not is_demo) from stats.capital) as real`))[0]!;
+const demoRows = async () => ({
+  demo: await totalRows(stack.db.adminUrl, DEMO_TABLES, 'is_demo'),
+  real: await totalRows(stack.db.adminUrl, DEMO_TABLES, 'not is_demo'),
+});
 
 beforeAll(async () => {
   stack = await startTestStack({ seedDemo: true });
@@ -33,7 +36,7 @@ describe('the demo source', () => {
     expect(stats.last_night_usd).toBeGreaterThan(0);
     expect(stats.capital.positions).toBeGreaterThan(0);
     expect(stats.returns.trading_costs_usd).toBeGreaterThan(0);
-    expect(Number((await demoRows()).real)).toBe(0);
+    expect((await demoRows()).real).toBe(0);
     const [health] = await query<{ h: any }>(stack.db.adminUrl, 'select stats.health_at(now()) as h');
     expect(health!.h.writer.alive).toBe(true);
   });
@@ -45,7 +48,7 @@ describe('the demo source', () => {
     expect(run.code, run.stdout + run.stderr).toBe(0);
     expect(await query(stack.db.adminUrl, 'select date, usd::text, updated_at from stats.payout order by date')).toEqual(before);
     expect(Number((await query<{ n: number }>(stack.db.adminUrl, 'select count(*) as n from stats.accrual'))[0]!.n)).toBe(accruals + 1);
-    expect(Number((await demoRows()).real)).toBe(0);
+    expect((await demoRows()).real).toBe(0);
     expect((await landingStats(stack)).data_source).toBe('demo');
   });
 
@@ -54,6 +57,7 @@ describe('the demo source', () => {
     expect(run.code, run.stderr).toBe(0);
     const status = JSON.parse(run.stdout);
     expect(status.data_source).toBe('demo'); // as landing_stats reports it
+    expect(Object.keys(status.tables).sort()).toEqual([...EVENT_TYPES].sort()); // a line for each kind of event
     expect(status.tables.payout).toMatchObject({ rows: 45, demo_rows: 45, latest: today });
     expect(status.tables.heartbeat.rows).toBeGreaterThanOrEqual(2);
     expect(status.corrections).toBe(0);
@@ -62,7 +66,7 @@ describe('the demo source', () => {
   it('stops, and says so, once real data exists; it writes nothing more', async () => {
     const imported = await runCli(['import', '-'], cliEnv(stack), JSON.stringify({ type: 'payout', date: addDays(today, -1), usd: 12 }) + '\n');
     expect(imported.code, imported.stdout).toBe(0);
-    expect(await demoRows()).toEqual({ demo: '0', real: '1' });
+    expect(await demoRows()).toEqual({ demo: 0, real: 1 });
 
     const once = await runCli(['once'], cliEnv(stack, { WRITER_SOURCE: 'demo' }));
     expect(once.code).toBe(1);
@@ -70,7 +74,7 @@ describe('the demo source', () => {
     const run = await runCli(['run'], cliEnv(stack, { WRITER_SOURCE: 'demo' }));
     expect(run.code).toBe(0);
     expect(run.lines.map((l) => l.msg)).toContain('real data is present: the demo source stops here');
-    expect(await demoRows()).toEqual({ demo: '0', real: '1' });
+    expect(await demoRows()).toEqual({ demo: 0, real: 1 });
     expect((await landingStats(stack)).data_source).toBe('import');
   });
 });

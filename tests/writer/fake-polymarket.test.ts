@@ -1,23 +1,9 @@
 // The fake Polymarket pins the documented behaviour the writer depends on, with plain fetch, so a
 // writer test that passes against it passes against the documented API and not against a reading of it.
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { activity, conditionId, FakePolymarket, l2Signature, openOrder, position, PUSD, type FakeAccount } from './fake-polymarket.ts';
+import { activity, conditionId, earning, fakeAccount, FakePolymarket, l2Signature, openOrder, position, PUSD } from '../support/fake-polymarket.ts';
 
-const account: FakeAccount = {
-  apiKey: '5f3e2c1a-9b8d-4e7f-a6c5-3d2e1f0a9b8c',
-  secret: Buffer.from('fake-secret-for-the-fake-tests!!').toString('base64url') + '=',
-  passphrase: 'passphrase-of-the-fake',
-  address: '0x1111111111111111111111111111111111111111',
-  funder: '0x2222222222222222222222222222222222222222',
-  signatureType: 1,
-  earnings: [],
-  orders: [],
-  trades: [],
-  positions: [],
-  activity: [],
-  chainBalance: 0n,
-  cachedBalance: '0',
-};
+const account = fakeAccount();
 let fake: FakePolymarket;
 
 async function clob(path: string, query: Record<string, string> = {}) {
@@ -59,8 +45,8 @@ describe('the fake Polymarket, as documented', () => {
 
   it('/rewards/user pages by 100 with base64 cursors and splits native from sponsored rows', async () => {
     account.earnings = [
-      ...Array.from({ length: 150 }, (_, i) => ({ day: '2026-01-02', condition_id: conditionId(i), asset_address: PUSD, earnings: 1, asset_rate: 1 })),
-      { day: '2026-01-02', condition_id: conditionId(900), asset_address: PUSD, earnings: 2, asset_rate: 1, sponsored: true },
+      ...Array.from({ length: 150 }, (_, i) => earning('2026-01-02', i, 1)),
+      earning('2026-01-02', 900, 2, { sponsored: true }),
     ];
     const first = await clob('/rewards/user', { date: '2026-01-02', signature_type: '1' });
     expect(first.body).toMatchObject({ limit: 100, count: 100, next_cursor: 'MTAw' });
@@ -72,9 +58,7 @@ describe('the fake Polymarket, as documented', () => {
 
   it('/rewards/user/total sums per asset, native only unless sponsored=true adds the sponsored rows', async () => {
     account.earnings = [
-      { day: '2026-01-03', condition_id: conditionId(1), asset_address: PUSD, earnings: 1.5, asset_rate: 1 },
-      { day: '2026-01-03', condition_id: conditionId(2), asset_address: PUSD, earnings: 2.25, asset_rate: 1 },
-      { day: '2026-01-03', condition_id: conditionId(3), asset_address: PUSD, earnings: 4, asset_rate: 1, sponsored: true },
+      earning('2026-01-03', 1, 1.5), earning('2026-01-03', 2, 2.25), earning('2026-01-03', 3, 4, { sponsored: true }),
     ];
     expect((await clob('/rewards/user/total', { date: '2026-01-03', signature_type: '1' })).body).toEqual([
       { date: '2026-01-03T00:00:00Z', asset_address: PUSD, maker_address: account.funder, earnings: 3.75, asset_rate: 1 }]);

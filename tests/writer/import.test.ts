@@ -5,12 +5,16 @@ import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { Readable } from 'node:stream';
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
+import { addDays, todayUtc } from '../../contract/dates.ts';
+import { DATA_TABLES, DEMO_TABLES, type StatsTableName } from '../../contract/tables.ts';
 import { seedDemoIfEmpty } from '../../scripts/writer/demo.ts';
 import { openWriterDb, type WriterDb } from '../../scripts/writer/db.ts';
+import { EVENT_TYPES } from '../../scripts/writer/events.ts';
 import { importEvents } from '../../scripts/writer/import.ts';
 import { createLogger } from '../../scripts/writer/log.ts';
+import { query, resetData, rowCounts, totalRows } from '../support/db.ts';
 import { startTestStack, type TestStack } from '../support/stack.ts';
-import { addDays, cliEnv, landingStats, landingStatsViaApi, query, resetData, runCli, startCli, todayUtc } from './helpers.ts';
+import { cliEnv, landingStats, landingStatsViaApi, runCli, startCli } from '../support/writer.ts';
 
 let stack: TestStack;
 let db: WriterDb;
@@ -22,7 +26,7 @@ const nowIso = () => new Date(Date.now() - 1000).toISOString();
 
 const lines = (...events: object[]) => events.map((e) => JSON.stringify(e)).join('\n') + '\n';
 const importText = (text: string) => importEvents(db, Readable.from([text]), log, 2020);
-const count = async (table: string) => (await query<{ n: number }>(stack.db.adminUrl, `select count(*)::int as n from stats.${table}`))[0]!.n;
+const count = async (table: StatsTableName) => (await rowCounts(stack.db.adminUrl, [table]))[table];
 
 beforeAll(async () => {
   stack = await startTestStack();
@@ -57,6 +61,7 @@ describe('import of valid events', () => {
     expect(run.code, run.stdout + run.stderr).toBe(0);
     const committed = run.lines.find((l) => l.msg === 'import committed');
     expect(committed).toMatchObject({ events: 8, byType: { payout: 2, trading_cost: 2, accrual: 1, breadth: 1, capital: 1, heartbeat: 1 } });
+    expect(Object.keys(committed!.byType as object).sort()).toEqual([...EVENT_TYPES].sort()); // every kind there is
 
     const stats = await landingStatsViaApi(stack);
     expect(stats.data_source).toBe('import');
@@ -132,10 +137,7 @@ describe('import of valid events', () => {
     expect(await seedDemoIfEmpty(stack.db.adminUrl)).toBe(true);
     expect((await landingStats(stack)).data_source).toBe('demo');
     await importText(lines({ type: 'payout', date: addDays(today, -1), usd: 11 }));
-    const demoRows = await query<{ n: number }>(stack.db.adminUrl, `select (select count(*) from stats.payout where is_demo) + (select count(*) from stats.accrual where is_demo)
-      + (select count(*) from stats.capital where is_demo) + (select count(*) from stats.breadth where is_demo)
-      + (select count(*) from stats.trading_cost where is_demo) + (select count(*) from stats.heartbeat where is_demo) as n`);
-    expect(Number(demoRows[0]!.n)).toBe(0);
+    expect(await totalRows(stack.db.adminUrl, DEMO_TABLES, 'is_demo')).toBe(0);
     const stats = await landingStats(stack);
     expect(stats.data_source).toBe('import');
     expect(stats.daily).toEqual([{ date: addDays(today, -1), usd: 11 }]);
@@ -176,7 +178,7 @@ describe('import of bad lines', () => {
 
   it.each(cases)('%s: names the line and the reason, and writes nothing', async (_name, bad, message) => {
     await expect(importText(lines(...valid) + bad + '\n' + lines(...valid))).rejects.toThrow(message);
-    for (const table of ['payout', 'heartbeat', 'accrual', 'capital', 'breadth', 'trading_cost']) expect(await count(table)).toBe(0);
+    expect(await rowCounts(stack.db.adminUrl, DATA_TABLES)).toEqual(Object.fromEntries(DATA_TABLES.map((t) => [t, 0])));
     expect((await query(stack.db.adminUrl, 'select data_source from stats.settings'))[0]).toEqual({ data_source: null });
   });
 
@@ -235,8 +237,7 @@ describe('a file of 100,000 events', () => {
     });
     first.child.kill('SIGKILL');
     await first.result;
-    const total = async () => (await query<{ n: number }>(stack.db.adminUrl, `select (select count(*) from stats.accrual) + (select count(*) from stats.breadth)
-      + (select count(*) from stats.capital) + (select count(*) from stats.heartbeat) as n`))[0]!.n;
+    const total = () => totalRows(stack.db.adminUrl, ['accrual', 'breadth', 'capital', 'heartbeat']);
     expect(Number(await total())).toBe(0);
 
     const run = await runCli(['import', file], env);

@@ -3,17 +3,19 @@
 // database, and landing_stats read back through the API host. Every expected figure is computed
 // here from the fake's raw facts, independently of the writer.
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { addDays, midnightMs, todayUtc } from '../../contract/dates.ts';
+import { TABLE_NAMES } from '../../contract/tables.ts';
 import { polymarketFromEnv } from '../../scripts/writer/config.ts';
 import { runCycle } from '../../scripts/writer/cycle.ts';
 import { openWriterDb } from '../../scripts/writer/db.ts';
 import { createLogger } from '../../scripts/writer/log.ts';
 import { PolymarketSource } from '../../scripts/writer/polymarket/source.ts';
+import { query, resetData } from '../support/db.ts';
 import { startTestStack, type TestStack } from '../support/stack.ts';
-import { activity, conditionId, FakePolymarket, openOrder, position, PUSD, trade, type Earning, type FakeAccount } from './fake-polymarket.ts';
-import { addDays, cliEnv, landingStats, landingStatsViaApi, query, resetData, runCli, startCli, todayUtc, type CliRun } from './helpers.ts';
+import { activity, conditionId, earning, fakeAccount, FakePolymarket, openOrder, position, PUSD, trade, writerEnv, type FakeAccount } from '../support/fake-polymarket.ts';
+import { cliEnv, landingStats, landingStatsViaApi, runCli, startCli, type CliRun } from '../support/writer.ts';
 
 const T = todayUtc();
-const MIDNIGHT = (date: string) => Date.parse(`${date}T00:00:00Z`);
 const at = (date: string, hhmmss: string) => Date.parse(`${date}T${hhmmss}Z`) / 1000;
 const nowS = () => Math.floor(Date.now() / 1000);
 const OTHER_ASSET = '0x69308FB512518e39F9b16112fA8d994F4e2Bf8bB';
@@ -23,24 +25,9 @@ const round2 = (n: number) => Math.round(n * 100) / 100;
 const dayUsd = (a: FakeAccount, day: string) => a.earnings.filter((e) => e.day === day).reduce((s, e) => s + e.earnings * e.asset_rate, 0);
 
 function makeAccount(): FakeAccount {
-  const a: FakeAccount = {
-    apiKey: '5f3e2c1a-9b8d-4e7f-a6c5-3d2e1f0a9b8c',
-    secret: Buffer.from('fake-secret-for-the-writer-tests!').toString('base64url') + '=',
-    passphrase: 'd3adb33fcafe0123456789abcdef0123456789abcdef0123456789abcdef0123',
-    address: '0x1234abcd1234abcd1234abcd1234abcd1234abcd',
-    funder: '0x9f8e7d6c9f8e7d6c9f8e7d6c9f8e7d6c9f8e7d6c',
-    signatureType: 1,
-    earnings: [],
-    orders: [],
-    trades: [],
-    positions: [],
-    activity: [],
-    chainBalance: 1_234_567_890n,
-    // The CLOB's cache still says 0 (an open report): only a refresh makes it right.
-    cachedBalance: '0',
-  };
-  const e = (day: string, n: number, earnings: number, asset = PUSD, rate = 1, sponsored = false): Earning =>
-    ({ day, condition_id: conditionId(n), asset_address: asset, earnings, asset_rate: rate, sponsored });
+  // The CLOB's cache still says 0 (an open report): only a refresh makes it right.
+  const a = fakeAccount({ chainBalance: 1_234_567_890n, cachedBalance: '0' });
+  const e = (day: string, n: number, earnings: number, asset = PUSD, rate = 1, sponsored = false) => earning(day, n, earnings, { asset, rate, sponsored });
   a.earnings = [
     // Activity day T-2, paid as the payout dated T-1: native pUSD plus a sponsored reward in another asset.
     e(addDays(T, -2), 1, 30.5), e(addDays(T, -2), 2, 2, OTHER_ASSET, 3.51, true),
@@ -98,16 +85,16 @@ const SNAPSHOTS = { s0: { cash: 9000, inventory: 1000 }, s1: { cash: 9100, inven
 async function insertBoundarySnapshots() {
   await query(stack.db.adminUrl, `insert into stats.capital (observed_at, cash_usd, inventory_usd, positions) values
     ($1, 4000, 1000, 3), ($2, $3, $4, 9), ($5, $6, $7, 9)`, [
-    new Date(MIDNIGHT(addDays(T, -1)) - 2 * 3600_000), // outside the 30-minute tolerance: ignored
-    new Date(MIDNIGHT(addDays(T, -1)) - 60_000), SNAPSHOTS.s0.cash, SNAPSHOTS.s0.inventory,
-    new Date(MIDNIGHT(T) - 120_000), SNAPSHOTS.s1.cash, SNAPSHOTS.s1.inventory,
+    new Date(midnightMs(addDays(T, -1)) - 2 * 3600_000), // outside the 30-minute tolerance: ignored
+    new Date(midnightMs(addDays(T, -1)) - 60_000), SNAPSHOTS.s0.cash, SNAPSHOTS.s0.inventory,
+    new Date(midnightMs(T) - 120_000), SNAPSHOTS.s1.cash, SNAPSHOTS.s1.inventory,
   ]);
 }
 
 /** The trading cost of activity day T-1, computed here from the snapshots and the fake's activity rows. */
 function expectedCostOfYesterday(a: FakeAccount): number {
-  const from = (MIDNIGHT(addDays(T, -1)) - 60_000) / 1000;
-  const to = (MIDNIGHT(T) - 120_000) / 1000;
+  const from = (midnightMs(addDays(T, -1)) - 60_000) / 1000;
+  const to = (midnightMs(T) - 120_000) / 1000;
   const rows = a.activity.filter((r) => r.timestamp >= from && r.timestamp < to);
   const sum = (types: string[]) => rows.filter((r) => types.includes(r.type)).reduce((s, r) => s + Math.abs(r.usdcSize), 0);
   const income = sum(['REWARD', 'MAKER_REBATE', 'TAKER_REBATE', 'YIELD', 'REFERRAL_REWARD']);
@@ -125,10 +112,8 @@ function source(extra: Record<string, string> = {}) {
 beforeAll(async () => {
   stack = await startTestStack();
   fake = await new FakePolymarket(makeAccount()).start();
-  const a = fake.account;
   env = cliEnv(stack, {
-    WRITER_SOURCE: 'polymarket', CLOB_API_KEY: a.apiKey, CLOB_SECRET: a.secret, CLOB_PASSPHRASE: a.passphrase,
-    POLY_ADDRESS: a.address, FUNDER_ADDRESS: a.funder, SIGNATURE_TYPE: '1', CLOB_HOST: fake.url, DATA_API_HOST: fake.url,
+    ...writerEnv(fake),
     POLYMARKET_TIMEOUT_MS: '400', POLYMARKET_RETRY_BASE_MS: '20', POLYMARKET_RETRIES: '3', POLYMARKET_RESTART_WAIT_SECONDS: '20',
     WRITER_LOG_LEVEL: 'debug',
   });
@@ -283,10 +268,10 @@ describe('the writer against the documented Polymarket', () => {
       const asked = fake.requests.slice(from).filter((r) => r.path === '/activity');
       expect(asked.every((r) => r.status === 200 && Number(r.query.offset) <= 5000)).toBe(true);
       // The day's window [snapshot 0, snapshot 1) was read from more than one start.
-      const end = String((MIDNIGHT(T) - 120_000) / 1000);
+      const end = String((midnightMs(T) - 120_000) / 1000);
       const starts = new Set(asked.filter((r) => r.query.end === end).map((r) => Number(r.query.start)));
       expect(starts.size).toBeGreaterThanOrEqual(2);
-      expect(Math.min(...starts)).toBe((MIDNIGHT(addDays(T, -1)) - 60_000) / 1000);
+      expect(Math.min(...starts)).toBe((midnightMs(addDays(T, -1)) - 60_000) / 1000);
       expect(await query(stack.db.adminUrl, 'select usd::float8 as usd from stats.trading_cost where date = $1', [T])).toEqual([{ usd: expected }]);
     } finally {
       a.activity = a.activity.filter((r) => !trades.includes(r));
@@ -324,7 +309,7 @@ describe('the writer against the documented Polymarket', () => {
     const { source: s, log } = source();
     const db = openWriterDb(stack.db.urlFor('stats_writer'));
     const from = fake.requests.length;
-    const justAfterMidnight = new Date(MIDNIGHT(T) + 30_000);
+    const justAfterMidnight = new Date(midnightMs(T) + 30_000);
     try {
       await runCycle({ db, source: s, log }, justAfterMidnight);
       const asked = fake.requests.slice(from).filter((r) => r.path === '/rewards/user/total').map((r) => r.query.date);
@@ -437,12 +422,8 @@ describe('the writer against the documented Polymarket', () => {
       ...a.trades.flatMap((t) => [t.market, t.id, t.taker_order_id, ...t.maker_orders.map((m) => m.order_id)]),
       ...a.earnings.map((e) => e.condition_id), ...a.activity.map((r) => r.transactionHash)];
     const needles = [...new Set(secrets.flatMap((s) => [s, s.toLowerCase(), s.replace(/^0x/, '').toLowerCase()]))];
-    const dump = await query<{ t: string }>(stack.db.adminUrl, `select concat_ws('|',
-      (select json_agg(x)::text from stats.payout x), (select json_agg(x)::text from stats.payout_correction x),
-      (select json_agg(x)::text from stats.accrual x), (select json_agg(x)::text from stats.breadth x),
-      (select json_agg(x)::text from stats.capital x), (select json_agg(x)::text from stats.trading_cost x),
-      (select json_agg(x)::text from stats.trading_cost_correction x), (select json_agg(x)::text from stats.quoted_market x),
-      (select json_agg(x)::text from stats.heartbeat x), (select json_agg(x)::text from stats.settings x)) as t`);
+    const dump = await query<{ t: string }>(stack.db.adminUrl,
+      `select concat_ws('|', ${TABLE_NAMES.map((t) => `(select json_agg(x)::text from stats.${t} x)`).join(', ')}) as t`);
     const health = await fetch(`${stack.cfg.apiUrl}/rest/v1/rpc/landing_health`, { headers: { apikey: stack.cfg.ANON_KEY } }).then((r) => r.text());
     const everything = [...runs.map((r) => r.stdout + r.stderr), dump[0]!.t, JSON.stringify(await landingStatsViaApi(stack)), health].join('\n');
     expect(runs.length).toBeGreaterThanOrEqual(12);

@@ -3,13 +3,16 @@
 // (which names the writer) and the database's clock, by statement triggers this test adds to its own
 // database, so each write is attributed to the writer that made it, whatever the writer logs.
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
+import { addDays, todayUtc } from '../../contract/dates.ts';
+import type { StatsTableName } from '../../contract/tables.ts';
 import { APPLICATION_NAME_PREFIX, WRITER_LOCK_KEY } from '../../scripts/writer/lock.ts';
+import { query, resetData } from '../support/db.ts';
 import { startTestStack, type TestStack } from '../support/stack.ts';
-import { conditionId, FakePolymarket, PUSD, type Earning, type FakeAccount } from './fake-polymarket.ts';
-import { addDays, cliEnv, query, resetData, runCli, startCli, todayUtc } from './helpers.ts';
+import { earning, fakeAccount, FakePolymarket, writerEnv } from '../support/fake-polymarket.ts';
+import { cliEnv, runCli, startCli } from '../support/writer.ts';
 
 const T = todayUtc();
-const AUDITED = ['payout', 'trading_cost', 'accrual', 'breadth', 'capital', 'heartbeat', 'log_entry', 'settings', 'quoted_market'];
+const AUDITED: StatsTableName[] = ['payout', 'trading_cost', 'accrual', 'breadth', 'capital', 'heartbeat', 'log_entry', 'settings', 'quoted_market'];
 const STANDBY_LOG_SECONDS = 3;
 
 let stack: TestStack;
@@ -184,30 +187,18 @@ describe('one writer, with a standby', () => {
 });
 
 describe('the Polymarket source across a takeover', () => {
-  function account(): FakeAccount {
-    const e = (day: string, n: number, earnings: number): Earning => ({ day, condition_id: conditionId(n), asset_address: PUSD, earnings, asset_rate: 1 });
-    return {
-      apiKey: '0b7c2d4e-1f3a-4b5c-8d9e-0a1b2c3d4e5f',
-      secret: Buffer.from('fake-secret-for-the-standby-test!').toString('base64url') + '=',
-      passphrase: 'a1b2c3d4e5f60718293a4b5c6d7e8f90a1b2c3d4e5f60718293a4b5c6d7e8f90',
-      address: '0x2222aaaa2222aaaa2222aaaa2222aaaa2222aaaa',
-      funder: '0x3333bbbb3333bbbb3333bbbb3333bbbb3333bbbb',
-      signatureType: 1,
-      // Activity days T-2 and T-1 are paid as the nights dated T-1 and T.
-      earnings: [e(addDays(T, -2), 1, 30.5), e(addDays(T, -1), 1, 41.25), e(T, 2, 3)],
-      orders: [], trades: [], positions: [], activity: [],
-      chainBalance: 5_000_000_000n,
-      cachedBalance: '5000000000',
-    };
-  }
+  const account = () => fakeAccount({
+    // Activity days T-2 and T-1 are paid as the nights dated T-1 and T.
+    earnings: [earning(addDays(T, -2), 1, 30.5), earning(addDays(T, -1), 1, 41.25), earning(T, 2, 3)],
+    chainBalance: 5_000_000_000n,
+    cachedBalance: '5000000000',
+  });
 
   it('a writer killed before it reached the nights: the standby writes each of them once', async () => {
     const fake = await new FakePolymarket(account()).start();
     try {
-      const a = fake.account;
       const env = cliEnv(stack, {
-        WRITER_SOURCE: 'polymarket', CLOB_API_KEY: a.apiKey, CLOB_SECRET: a.secret, CLOB_PASSPHRASE: a.passphrase,
-        POLY_ADDRESS: a.address, FUNDER_ADDRESS: a.funder, SIGNATURE_TYPE: '1', CLOB_HOST: fake.url, DATA_API_HOST: fake.url,
+        ...writerEnv(fake),
         POLYMARKET_TIMEOUT_MS: '30000', POLYMARKET_RETRY_BASE_MS: '20', POLYMARKET_RETRIES: '2',
         WRITER_INTERVAL_MINUTES: String(2 / 60), WRITER_HEARTBEAT_SECONDS: '1',
       });

@@ -1,8 +1,13 @@
 // Pure pieces of the writer: L2 signing against the published vectors, redaction, Retry-After,
-// defensive parsing of Polymarket's numbers and dates, the payout-date convention, configuration.
-import { describe, expect, it } from 'vitest';
+// defensive parsing of Polymarket's numbers and dates, the payout-date convention, configuration,
+// and the import format's one table against its help and the README.
+import { readFileSync } from 'node:fs';
 import { hostname } from 'node:os';
+import path from 'node:path';
+import { describe, expect, it } from 'vitest';
+import { ROOT_DIR } from '../../scripts/lib/config.ts';
 import { sourceFromEnv, writerConfigFromEnv } from '../../scripts/writer/config.ts';
+import { EVENT_FIELDS, EVENT_TYPES, eventFormat, parseEvent } from '../../scripts/writer/events.ts';
 import { createLogger } from '../../scripts/writer/log.ts';
 import { decimal, rowDate } from '../../scripts/writer/polymarket/client.ts';
 import { l2Headers, signL2 } from '../../scripts/writer/polymarket/hmac.ts';
@@ -146,5 +151,29 @@ describe('writer configuration', () => {
     expect(writerConfigFromEnv(base)).toMatchObject({ heartbeatMs: 60_000, standbyLogMs: 60_000 });
     expect(writerConfigFromEnv({ ...base, WRITER_HEARTBEAT_SECONDS: '1.5', WRITER_STANDBY_LOG_SECONDS: '3' })).toMatchObject({ heartbeatMs: 1500, standbyLogMs: 3000 });
     expect(() => writerConfigFromEnv({ ...base, WRITER_HEARTBEAT_SECONDS: '0' })).toThrow('WRITER_HEARTBEAT_SECONDS must be a positive number');
+  });
+});
+
+describe('the import format', () => {
+  it('is one table: each format the help shows, filled in, is an event the parser takes', () => {
+    const sample: Record<string, string> = { '"YYYY-MM-DD"': '"2026-01-01"', ISO: '"2026-01-01T00:00:00Z"', n: '1.5', int: '3' };
+    for (const type of EVENT_TYPES) {
+      const line = eventFormat(type).replace(/:("YYYY-MM-DD"|ISO|n|int)(?=[,}])/g, (_, shown: string) => `:${sample[shown]}`);
+      const event = parseEvent(line, 1, { now: new Date('2026-06-01T00:00:00Z'), earliestYear: 2020 });
+      expect(Object.keys(event), line).toEqual(['type', ...Object.keys(EVENT_FIELDS[type])]);
+      expect(event.type).toBe(type);
+    }
+  });
+
+  it('is the list of event types the README names', () => {
+    const readme = readFileSync(path.join(ROOT_DIR, 'README.md'), 'utf8');
+    const bullet = /^- \*\*Import\*\*: one JSON event per line: ([^(]+)\(formats in `--help`\)/m.exec(readme);
+    expect(bullet, 'the README\'s Import bullet').not.toBeNull();
+    expect([...bullet![1]!.matchAll(/`([a-z_]+)`/g)].map((m) => m[1])).toEqual(EVENT_TYPES);
+  });
+
+  it('names the event types in order when a line has another', () => {
+    expect(() => parseEvent('{"type":"payment"}', 7, { now: new Date(), earliestYear: 2020 }))
+      .toThrow(`line 7: type: must be one of ${EVENT_TYPES.join(', ')} (got "payment")`);
   });
 });

@@ -3,6 +3,7 @@
 // cursor paging stops at the end marker or an empty cursor.
 // CLOB: https://docs.polymarket.com/api-reference/rewards/get-earnings-for-user-by-date and its
 // siblings; Data API: https://docs.polymarket.com/api-reference/core/get-user-activity and siblings.
+import { midnightMs, utcDate } from '../../../contract/dates.ts';
 import type { PolymarketConfig } from '../config.ts';
 import type { Logger } from '../log.ts';
 import { l2Headers } from './hmac.ts';
@@ -28,8 +29,8 @@ export function decimal(value: unknown, field: string): number {
 /** The UTC date of an ISO date-time, a YYYY-MM-DD string or epoch milliseconds; undefined if none. */
 export function rowDate(value: unknown): string | undefined {
   if (value === undefined || value === null || value === '') return undefined;
-  const ms = typeof value === 'number' || /^\d{10,}$/.test(String(value)) ? Number(value) : Date.parse(String(value).length === 10 ? `${value}T00:00:00Z` : String(value));
-  return Number.isNaN(ms) ? undefined : new Date(ms).toISOString().slice(0, 10);
+  const ms = typeof value === 'number' || /^\d{10,}$/.test(String(value)) ? Number(value) : String(value).length === 10 ? midnightMs(String(value)) : Date.parse(String(value));
+  return Number.isNaN(ms) ? undefined : utcDate(ms);
 }
 
 function rows(body: unknown, route: string): Record<string, unknown>[] {

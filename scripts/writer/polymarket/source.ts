@@ -2,6 +2,7 @@
 // keyed digests before anything is stored, and addresses never leave the client.
 import { createHmac } from 'node:crypto';
 import { sql } from 'kysely';
+import { addDays, DAY_MS, midnightMs, utcDate } from '../../../contract/dates.ts';
 import type { PolymarketConfig } from '../config.ts';
 import type { WriterDb } from '../db.ts';
 import type { Logger } from '../log.ts';
@@ -10,7 +11,6 @@ import * as store from '../store.ts';
 import { PolymarketClient } from './client.ts';
 import { ACTIVITY_KINDS, tradingCost } from './ledger.ts';
 
-const DAY_MS = 86_400_000;
 /** Positions smaller than one share are dust, not counted (the Data API's own default sizeThreshold). */
 export const POSITION_MIN_SIZE = 1;
 /** A capital snapshot counts as the day boundary's equity when it lies at most this long before 00:00 UTC. */
@@ -23,7 +23,6 @@ const CONFIRMING_READINGS = 3;
 export const CREDIT_TOLERANCE_USD = 0.01;
 
 const quiet: Logger = { debug() {}, info() {}, warn() {}, error() {}, addSecrets() {} };
-const midnight = (date: string) => Date.parse(`${date}T00:00:00Z`);
 const seconds = (ms: number) => Math.floor(ms / 1000);
 
 export class PolymarketSource implements Source {
@@ -54,7 +53,7 @@ export class PolymarketSource implements Source {
 
   /** Earnings of activity day `today` so far, and the markets earning today (earnings > 0). */
   async accrual(now: Date) {
-    const today = store.utcDate(now);
+    const today = utcDate(now);
     const usd = (await this.client.totalEarnings(today)) ?? 0;
     const markets = await this.client.earningMarkets(today);
     return { usd: usd6(usd), markets: markets.size };
@@ -136,7 +135,7 @@ export class PolymarketSource implements Source {
    * old (Polymarket has had a whole day to report it) and not yet known before that.
    */
   async nightPayout(payoutDate: string, today: string): Promise<{ paid: number; earned: number } | null> {
-    const earned = await this.client.totalEarnings(store.addDays(payoutDate, -1));
+    const earned = await this.client.totalEarnings(addDays(payoutDate, -1));
     if (earned === null) return payoutDate < today ? { paid: 0, earned: 0 } : null;
     return { paid: earned < MIN_PAYOUT_USD ? 0 : usd6(earned), earned: usd6(earned) };
   }
@@ -158,11 +157,11 @@ export class PolymarketSource implements Source {
 
   /** REWARD activity credited on each payout date from `from` to `to` (UTC days), in USD. */
   async rewardCredits(from: string, to: string): Promise<Map<string, number>> {
-    const rows = await this.client.activity(seconds(midnight(from)), seconds(midnight(to) + DAY_MS), ['REWARD']);
+    const rows = await this.client.activity(seconds(midnightMs(from)), seconds(midnightMs(to) + DAY_MS), ['REWARD']);
     const out = new Map<string, number>();
     for (const r of rows) {
       if (r.type !== 'REWARD') continue;
-      const date = store.utcDate(new Date(r.timestamp * 1000));
+      const date = utcDate(new Date(r.timestamp * 1000));
       out.set(date, (out.get(date) ?? 0) + r.usdcSize);
     }
     return out;
@@ -175,7 +174,7 @@ export class PolymarketSource implements Source {
    * a row of a type the writer does not know makes the day provisional.
    */
   async tradingCost(date: string, db: WriterDb) {
-    const start = midnight(date);
+    const start = midnightMs(date);
     const s0 = await this.snapshotBefore(db, start);
     const s1 = await this.snapshotBefore(db, start + DAY_MS);
     if (!s0 || !s1 || s0.at >= s1.at) return null;

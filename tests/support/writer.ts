@@ -1,12 +1,10 @@
 // Shared pieces of the writer tests: running the CLI as a child process against a test stack, and
-// reading what landed in the database.
+// reading landing_stats as it stands.
 import { spawn, type ChildProcess } from 'node:child_process';
 import path from 'node:path';
-import pg from 'pg';
 import { ROOT_DIR, type Env } from '../../scripts/lib/config.ts';
-import type { TestStack } from '../support/stack.ts';
-
-pg.types.setTypeParser(1082, (value) => value);
+import { query } from './db.ts';
+import type { TestStack } from './stack.ts';
 
 const CLI = path.join(ROOT_DIR, 'scripts', 'writer', 'cli.ts');
 
@@ -59,16 +57,6 @@ export async function runCli(args: string[], env: Env, stdin?: string): Promise<
   return run.result;
 }
 
-export async function query<T = Record<string, unknown>>(url: string, text: string, values: unknown[] = []): Promise<T[]> {
-  const client = new pg.Client({ connectionString: url });
-  await client.connect();
-  try {
-    return (await client.query(text, values)).rows as T[];
-  } finally {
-    await client.end();
-  }
-}
-
 /** landing_stats as computed now, read through SQL (the API host's microcache could answer from before a write). */
 export async function landingStats(stack: TestStack): Promise<Record<string, any>> {
   const [row] = await query<{ stats: Record<string, any> }>(stack.db.adminUrl, 'select stats.stats_at(now()) as stats');
@@ -80,23 +68,4 @@ export async function landingStatsViaApi(stack: TestStack): Promise<Record<strin
   const res = await fetch(`${stack.cfg.apiUrl}/rest/v1/rpc/landing_stats`, { headers: { apikey: stack.cfg.ANON_KEY } });
   if (res.status !== 200) throw new Error(`landing_stats answered ${res.status}: ${await res.text()}`);
   return res.json() as Promise<Record<string, any>>;
-}
-
-/**
- * Empties every data table and the recorded source, so one stack serves several independent tests.
- * The log refuses a TRUNCATE from every role; only a superuser that switches triggers off (as a
- * replica applying changes does) can empty it, which is what a fresh test database is.
- */
-export async function resetData(stack: TestStack): Promise<void> {
-  await query(stack.db.adminUrl, `truncate stats.payout, stats.payout_correction, stats.accrual, stats.breadth,
-    stats.capital, stats.trading_cost, stats.trading_cost_correction, stats.quoted_market, stats.heartbeat;
-    set session_replication_role = replica; truncate stats.log_entry; set session_replication_role = origin;
-    update stats.settings set data_source = null`);
-}
-
-export const todayUtc = () => new Date().toISOString().slice(0, 10);
-export function addDays(date: string, days: number): string {
-  const d = new Date(`${date}T00:00:00Z`);
-  d.setUTCDate(d.getUTCDate() + days);
-  return d.toISOString().slice(0, 10);
 }

@@ -3,14 +3,15 @@
 import { readdirSync } from 'node:fs';
 import { runner } from 'node-pg-migrate';
 import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
-import { migrate, MIGRATIONS_DIR } from '../../scripts/lib/database.ts';
+import type { StatsTableName } from '../../contract/tables.ts';
+import { migrate, MIGRATIONS_DIR } from '../../scripts/lib/migrations.ts';
 import { withClient } from '../support/db.ts';
 
 const { adminUrl } = inject('stack');
 const scratchUrl = adminUrl.replace(/\/postgres$/, '/migration_chain');
 
 // Rows for each table as soon as it exists (dates well in the past, so no trigger objects).
-const FIXTURES: Record<string, string> = {
+const FIXTURES: Partial<Record<StatsTableName, string>> = {
   payout: `insert into stats.payout (date, usd) values ('2026-01-01', 10.5), ('2026-01-02', 11.25)`,
   accrual: `insert into stats.accrual (observed_at, usd, markets) values ('2026-01-02T10:00:00Z', 3.5, 4)`,
   breadth: `insert into stats.breadth (observed_at, markets_quoted_24h) values ('2026-01-02T10:00:00Z', 9)`,

@@ -4,6 +4,7 @@
 // activity, balances) and every route derives its answer from them the way the documentation says.
 //
 // Control API:
+//   fakeAccount({ … })                       an account with fresh credentials and what the test gives it
 //   new FakePolymarket(account).start()      serve on 127.0.0.1, port 0; `url` is the base URL (CLOB and
 //                                            Data API share it; the RPC is `${url}/rpc`)
 //   fake.account.*                           the account's facts, changeable between calls
@@ -11,7 +12,8 @@
 //   fake.restartFor(ms)                      the matching engine restarts: every CLOB route answers 425 for `ms`
 //   fake.fail(path, ...faults)               answers served in order before the normal one (status 0 = delay only)
 //   fake.requests / fake.hits(path)          every request: path, query, status
-import { createHmac } from 'node:crypto';
+//   writerEnv(fake)                          the writer's settings that read this account from this fake
+import { createHmac, randomBytes, randomUUID } from 'node:crypto';
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
 import type { AddressInfo } from 'node:net';
 
@@ -351,11 +353,50 @@ function requiredUser(value: string | undefined): string {
 
 const round6 = (n: number) => Math.round(n * 1e6) / 1e6;
 
+/**
+ * An account of its own: fresh credentials in the shapes Polymarket issues them (a UUID key, a
+ * base64url secret, a hex passphrase, lower-case addresses), a proxy wallet (signature type 1) as
+ * its funder, and nothing in it but what `facts` gives.
+ */
+export function fakeAccount(facts: Partial<FakeAccount> = {}): FakeAccount {
+  const address = () => `0x${randomBytes(20).toString('hex')}`;
+  return {
+    apiKey: randomUUID(),
+    secret: `${randomBytes(32).toString('base64url')}=`,
+    passphrase: randomBytes(32).toString('hex'),
+    address: address(),
+    funder: address(),
+    signatureType: 1,
+    earnings: [],
+    orders: [],
+    trades: [],
+    positions: [],
+    activity: [],
+    chainBalance: 0n,
+    cachedBalance: '0',
+    ...facts,
+  };
+}
+
+/** The writer's settings that read the fake's account from the fake (CLOB and Data API). */
+export function writerEnv(fake: FakePolymarket): Record<string, string> {
+  const a = fake.account;
+  return {
+    WRITER_SOURCE: 'polymarket', CLOB_API_KEY: a.apiKey, CLOB_SECRET: a.secret, CLOB_PASSPHRASE: a.passphrase,
+    POLY_ADDRESS: a.address, FUNDER_ADDRESS: a.funder, SIGNATURE_TYPE: String(a.signatureType), CLOB_HOST: fake.url, DATA_API_HOST: fake.url,
+  };
+}
+
 // Builders of documented rows with realistic filler, so tests state only what matters to them.
 let serial = 0;
 const hex = (n: number, width: number) => `0x${n.toString(16).padStart(width, '0')}`;
 
 export const conditionId = (n: number) => hex(0xc0de0000 + n, 64);
+
+/** Market n's earnings on activity day `day`, in pUSD at rate 1 unless told otherwise. */
+export function earning(day: string, n: number, earnings: number, { asset = PUSD, rate = 1, sponsored = false } = {}): Earning {
+  return { day, condition_id: conditionId(n), asset_address: asset, earnings, asset_rate: rate, sponsored };
+}
 
 export function activity(fields: Partial<ActivityRow> & Pick<ActivityRow, 'type' | 'timestamp' | 'usdcSize'>, account: Pick<FakeAccount, 'funder'>): ActivityRow {
   serial++;

@@ -1,7 +1,7 @@
 // With the public key nothing but the landing_* functions is reachable.
 import { SignJWT } from 'jose';
 import { describe, expect, inject, it } from 'vitest';
-import { withClient } from './support/db.ts';
+import { withClient } from '../support/db.ts';
 
 const { adminUrl, writerUrl, postgrestUrl, apiUrl, anonKey, jwtSecret } = inject('stack');
 

@@ -2,7 +2,8 @@
 // Each test runs in a transaction that is rolled back.
 import type pg from 'pg';
 import { describe, expect, it } from 'vitest';
-import { inRollback } from './support/db.ts';
+import { addDays } from '../../contract/dates.ts';
+import { inRollback } from '../support/db.ts';
 
 const NOW = '2026-03-10T12:00:00Z'; // today = 2026-03-10
 
@@ -19,8 +20,7 @@ async function payouts(client: pg.Client, rows: [string, number | string][]) {
 }
 /** n consecutive nights ending at `last`, usd = index + 1 (1 … n). */
 function nights(last: string, n: number): [string, number][] {
-  const end = new Date(`${last}T00:00:00Z`).getTime();
-  return Array.from({ length: n }, (_, i) => [new Date(end - (n - 1 - i) * 86_400_000).toISOString().slice(0, 10), i + 1]);
+  return Array.from({ length: n }, (_, i) => [addDays(last, i - (n - 1)), i + 1]);
 }
 
 describe('landing_stats on an empty database', () => {
