@@ -49,7 +49,7 @@ export interface SigningKey {
   jwk: JsonWebKey;
   /** The public key, raw (32 bytes). */
   publicKey: Uint8Array<ArrayBuffer>;
-  /** The RFC 7638 thumbprint, as the directory draft and web-bot-auth compute it. */
+  /** The RFC 7638 thumbprint, as the key directory draft (https://datatracker.ietf.org/doc/draft-meunier-http-message-signatures-directory/) and web-bot-auth compute it. */
   keyid: string;
 }
 
