@@ -43,14 +43,16 @@ export async function warmOnce(targets: WarmTarget[], timeoutMs: number, spacing
 
 /**
  * Warms every entry every `periodMs`, its requests spread over the period, a pass at a time, from
- * one period after the call (whoever starts the gateway warms it first) until stopped. A failing pass is reported when its first
- * failure differs from the last pass's, so a gateway that stays down is reported once, not
- * every pass; the next pass tries again.
+ * one period after the call (whoever starts the gateway warms it first) until stopped. A failure is
+ * reported once it has lasted two passes, and then once until it changes: a gateway still starting,
+ * or stopping beside the edge, is not a failure, and one that stays down is reported once, not every
+ * pass; each pass tries again.
  */
 export function keepWarm(targets: WarmTarget[], periodMs: number, timeoutMs: number, report: (failed: string[]) => void): () => void {
   let stopped = false;
   let timer: ReturnType<typeof setTimeout> | undefined;
   let lastFirstFailure: string | undefined;
+  let reported: string | undefined;
   // Each entry is asked for about once a period: the passes follow each other at the same spacing.
   const spacingMs = periodMs / targets.length;
   const schedule = (delayMs: number) => {
@@ -61,7 +63,11 @@ export function keepWarm(targets: WarmTarget[], periodMs: number, timeoutMs: num
   };
   const pass = async () => {
     const failed = await warmOnce(targets, timeoutMs, spacingMs);
-    if (failed.length && failed[0] !== lastFirstFailure) report(failed);
+    const lasting = failed[0] !== undefined && failed[0] === lastFirstFailure;
+    if (lasting && failed[0] !== reported) report(failed);
+    if (lasting) reported = failed[0];
+    // Recovered: the next outage is reported again.
+    if (!failed.length) reported = undefined;
     lastFirstFailure = failed[0];
     schedule(spacingMs);
   };

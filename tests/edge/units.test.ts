@@ -1,10 +1,13 @@
 // The edge's small pure pieces: content negotiation, ETag comparison, the single-flight cache,
 // the chart and the wording rules. No stack needed beyond what the run starts anyway.
-import { describe, expect, it } from 'vitest';
+import { createServer, type Server } from 'node:http';
+import type { AddressInfo } from 'node:net';
+import { describe, expect, it, vi } from 'vitest';
 import { NextLoad, SingleFlight } from '../../edge/cache.ts';
 import { acceptQuality, etagMatches, prefersHtml, prefersMarkdown, strongEtag } from '../../edge/http.ts';
 import { nightsChart } from '../../edge/page/chart.ts';
 import { askedSkill } from '../../edge/a2a.ts';
+import { keepWarm } from '../../edge/warm.ts';
 import { buildTree } from '../../edge/tlog/merkle.ts';
 import { parseTilePath, tileBytes, tileIndexPath } from '../../edge/tlog/tiles.ts';
 import type { Part } from '@a2a-js/sdk';
@@ -210,5 +213,63 @@ describe('tlog-tiles paths and tiles, against the examples of https://c2sp.org/t
     // A level-1 hash is the tree hash of the full level-0 tile below it; entry bundles hold the entries.
     expect(tileBytes(tree, entries, { level: 1, index: 0 })!.subarray(0, 32)).toEqual(await tree.hash(0, 256));
     expect(tileBytes(tree, entries, { level: 'entries', index: 0, width: 2 })).toEqual(Uint8Array.of(0, 1, 48, 0, 1, 49));
+  });
+});
+
+describe('keeping the gateways warm', () => {
+  const PERIOD_MS = 40;
+  const passes = (n: number) => new Promise((resolve) => setTimeout(resolve, PERIOD_MS * (n + 1) + PERIOD_MS / 2));
+  const listen = (port = 0) => new Promise<Server>((resolve) => {
+    const server = createServer((_req, res) => res.end());
+    server.listen(port, '127.0.0.1', () => resolve(server));
+  });
+  const close = (server: Server) => new Promise((resolve) => server.close(resolve));
+
+  it('reports a failure once it has lasted two passes, once while it lasts, and again after a recovery', async () => {
+    const gateway = await listen();
+    const { port } = gateway.address() as AddressInfo;
+    const reports: string[][] = [];
+    let asked = 0;
+    gateway.on('request', () => asked++);
+    const stop = keepWarm([{ url: `http://127.0.0.1:${port}/api/stats`, headers: { 'accept-encoding': 'gzip' } }], PERIOD_MS, 1000, (failed) => reports.push(failed));
+    try {
+      await vi.waitFor(() => expect(asked).toBeGreaterThanOrEqual(2), { timeout: 5000 });
+      expect(reports).toEqual([]);
+      await close(gateway);
+      await vi.waitFor(() => expect(reports).toHaveLength(1), { timeout: 5000 });
+      expect(reports[0]![0]).toMatch(new RegExp(`^http://127\\.0\\.0\\.1:${port}/api/stats \\(gzip\\): `));
+      await passes(4);
+      expect(reports).toHaveLength(1);
+      const back = await listen(port);
+      let askedAgain = 0;
+      back.on('request', () => askedAgain++);
+      await vi.waitFor(() => expect(askedAgain).toBeGreaterThanOrEqual(2), { timeout: 5000 });
+      await close(back);
+      await vi.waitFor(() => expect(reports).toHaveLength(2), { timeout: 5000 });
+    } finally {
+      stop();
+    }
+  });
+
+  it('says nothing of a gateway that fails a single pass', async () => {
+    const gateway = await listen();
+    const { port } = gateway.address() as AddressInfo;
+    const reports: string[][] = [];
+    let up = true;
+    gateway.removeAllListeners('request');
+    // Refuses every other request: each failing pass is followed by one that succeeds.
+    gateway.on('request', (_req, res) => {
+      res.statusCode = up ? 200 : 503;
+      up = !up;
+      res.end();
+    });
+    const stop = keepWarm([{ url: `http://127.0.0.1:${port}/api/stats`, headers: { 'accept-encoding': 'identity' } }], PERIOD_MS, 1000, (failed) => reports.push(failed));
+    try {
+      await passes(6);
+      expect(reports).toEqual([]);
+    } finally {
+      stop();
+      await close(gateway);
+    }
   });
 });
