@@ -125,6 +125,9 @@ export async function serverBinary(): Promise<string> {
   return ((await import(BINARIES)) as { postgres: string }).postgres;
 }
 
+/** What the server answers the readiness probe below while it starts: expected, so not logged. */
+const STARTING_REFUSAL = /FATAL: {2}the database system is (starting up|not yet accepting connections)/;
+
 /** How a replica's server is started instead of running the binary itself: a script that ends by exec'ing it. */
 export interface ServerLauncher {
   script: string;
@@ -158,7 +161,7 @@ export async function superviseServer(
       cwd: cfg.dataDir,
       env,
       log,
-      keepLine: (line) => /ERROR|FATAL|PANIC/.test(line) || (launcher?.keepLine.test(line) ?? false),
+      keepLine: (line) => (/ERROR|FATAL|PANIC/.test(line) && !STARTING_REFUSAL.test(line)) || (launcher?.keepLine.test(line) ?? false),
       // SIGINT is Postgres's fast shutdown: it does not wait for clients to disconnect.
       stopSignal: 'SIGINT',
     });
