@@ -343,7 +343,10 @@ describe('landing_health', () => {
     const names = await inRollback(async (c) => {
       await c.query(`insert into stats.heartbeat (at, writer) values ('2026-03-10T11:50:00Z', 'primary'), ('2026-03-10T11:58:00Z', 'standby'),
         ('2026-03-10T12:30:00Z', null)`);
-      return Promise.all(['2026-03-10T11:54:00Z', NOW, '2026-03-10T12:31:00Z'].map(async (at) => (await healthAt(c, at)).writer));
+      // One client runs one query at a time: asked in turn.
+      const writers = [];
+      for (const at of ['2026-03-10T11:54:00Z', NOW, '2026-03-10T12:31:00Z']) writers.push((await healthAt(c, at)).writer);
+      return writers;
     });
     expect(names).toEqual([
       { last_heartbeat_at: '2026-03-10T11:50:00Z', alive: true, name: 'primary' },
