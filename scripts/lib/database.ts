@@ -125,6 +125,15 @@ export async function serverBinary(): Promise<string> {
   return ((await import(BINARIES)) as { postgres: string }).postgres;
 }
 
+/**
+ * The server's malloc settings. glibc serves every block of 128 KiB or more with a fresh mmap and
+ * unmaps it on free, so each page of it faults again on every use; reading the whole track record
+ * (a 640 KB value) spent most of its time in those faults. Served from the heap and kept after a free,
+ * the next such block reuses pages already mapped (M_MMAP_THRESHOLD and M_TRIM_THRESHOLD,
+ * https://man7.org/linux/man-pages/man3/mallopt.3.html). docker-compose's database services set the same.
+ */
+export const SERVER_MALLOC_ENV = { MALLOC_MMAP_THRESHOLD_: String(8 << 20), MALLOC_TRIM_THRESHOLD_: String(16 << 20) };
+
 /** What the server answers the readiness probe below while it starts: expected, so not logged. */
 const STARTING_REFUSAL = /FATAL: {2}the database system is (starting up|not yet accepting connections)/;
 
@@ -155,7 +164,7 @@ export async function superviseServer(
   ];
   return supervise(name, async () => {
     removeStaleLock(databaseDir, binary, log);
-    const env = { PATH: process.env.PATH ?? '', LC_MESSAGES: 'C', ...launcher?.env };
+    const env = { PATH: process.env.PATH ?? '', LC_MESSAGES: 'C', ...SERVER_MALLOC_ENV, ...launcher?.env };
     const child = startChild(name, launcher ? '/bin/sh' : binary, launcher ? [launcher.script, ...args] : args, {
       ...ids,
       cwd: cfg.dataDir,

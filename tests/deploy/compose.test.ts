@@ -11,7 +11,7 @@ import { describe, expect, it } from 'vitest';
 import { configFromEnv, ROOT_DIR } from '../../scripts/lib/config.ts';
 import { postgrestEnv } from '../../scripts/lib/postgrest.ts';
 import { writerConfigFromEnv } from '../../scripts/writer/config.ts';
-import { REPLICATION_ROLE } from '../../scripts/lib/database.ts';
+import { REPLICATION_ROLE, SERVER_MALLOC_ENV } from '../../scripts/lib/database.ts';
 import { EDGE_NODE_FLAGS } from '../../scripts/lib/edge.ts';
 import { REPLICA_SCRIPT } from '../../scripts/lib/replica.ts';
 import { findNginx, NGINX_DIR, renderTemplate } from '../../scripts/lib/nginx.ts';
@@ -60,6 +60,10 @@ describe('docker-compose.yml', () => {
     expect(Object.keys(services).sort()).toEqual(['auth', 'backup', 'db', 'db-replica', 'edge', 'gateway', 'migrate', 'rest', 'rest-replica', 'site', 'writer', 'writer-standby']);
     expect(services.db!.volumes).toContain('db-data:/var/lib/postgresql/data');
     expect(compose.volumes).toHaveProperty('db-data');
+  });
+
+  it('runs both database services with the malloc settings of the embedded server', () => {
+    for (const name of ['db', 'db-replica']) expect(services[name]!.environment, name).toMatchObject(SERVER_MALLOC_ENV);
   });
 
   it('pins every image to a version, PostgREST and Postgres to the ones the tests run', () => {
