@@ -35,14 +35,13 @@ export interface RecordsOptions {
 
 export function createRecordsApp({ cfg, figures, sign, renderPng }: RecordsOptions): Hono {
   const app = new Hono();
-  const readStats = () => figures.stats().catch((error: Error) => {
+  /** A figure, or undefined (the failure logged) while it cannot be read. */
+  const orLogged = <T>(read: () => Promise<T>) => () => read().catch((error: Error) => {
     console.error(`edge: ${error.message}`);
     return undefined;
   });
-  const readHistory = () => figures.history().catch((error: Error) => {
-    console.error(`edge: ${error.message}`);
-    return undefined;
-  });
+  const readStats = orLogged(() => figures.stats());
+  const readHistory = orLogged(() => figures.history());
 
   getRoute(app, SITE_PATHS.SITE_STATS, async (c) => {
     const stats = await readStats();
