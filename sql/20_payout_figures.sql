@@ -8,9 +8,9 @@ grant execute on function stats.since_date(date) to stats_writer;
 
 -- Nightly payouts: the latest 16 nights dated today or earlier, oldest first; the latest night; and
 -- the totals from since_date: sum, best and worst night. The totals come from the history snapshot
--- (27_history.sql), rebuilt whenever a payout or since_date changes, when it holds the same nights:
--- it was made at or before p_now and no payout is dated after its day and up to today. Otherwise
--- (a clock pinned before it, a TRUNCATE, a payout dated ahead that has come due) they are summed here.
+-- (27_history.sql) when it holds the figures as of p_now (stats.snapshot_holds); otherwise (a clock
+-- pinned before it, a TRUNCATE, a row dated ahead that has come due, this transaction's own writes
+-- before its commit) they are summed here.
 create function stats.payout_figures(p_now timestamptz,
   out daily json, out last_night_usd numeric, out last_night_date date, out total_usd numeric,
   out since_date date, out best_day_usd numeric, out worst_day_usd numeric)
@@ -19,16 +19,16 @@ declare
   today date := (p_now at time zone 'UTC')::date;
   last_night stats.payout;
   v_snapshot_at timestamptz;
+  v_valid_until timestamptz;
 begin
   select * into last_night from stats.payout p where p.date <= today order by p.date desc limit 1;
   select coalesce(json_agg(json_build_object('date', d.date, 'usd', round(d.usd, 2)) order by d.date), '[]'::json)
     into daily
     from (select p.date, p.usd from stats.payout p where p.date <= today order by p.date desc limit 16) d;
 
-  select h.computed_at, h.since_date, h.total_usd, h.best_day_usd, h.worst_day_usd
-    into v_snapshot_at, since_date, total_usd, best_day_usd, worst_day_usd from stats.history_snapshot h;
-  if v_snapshot_at is null or v_snapshot_at > p_now or exists (select from stats.payout p
-      where p.date > (v_snapshot_at at time zone 'UTC')::date and p.date <= today) then
+  select h.computed_at, h.valid_until, h.since_date, h.total_usd, h.best_day_usd, h.worst_day_usd
+    into v_snapshot_at, v_valid_until, since_date, total_usd, best_day_usd, worst_day_usd from stats.history_snapshot h;
+  if not stats.snapshot_holds(v_snapshot_at, v_valid_until, p_now) then
     since_date := stats.since_date(today);
     select sum(p.usd), max(p.usd), min(p.usd) into total_usd, best_day_usd, worst_day_usd
       from stats.payout p where p.date >= payout_figures.since_date and p.date <= today;

@@ -98,8 +98,7 @@ declare
   snapshot stats.history_snapshot;
 begin
   select * into snapshot from stats.history_snapshot;
-  if snapshot.computed_at is not null and p_now >= snapshot.computed_at
-      and (snapshot.valid_until is null or p_now < snapshot.valid_until) and not stats.figures_pending_here() then
+  if stats.snapshot_holds(snapshot.computed_at, snapshot.valid_until, p_now) then
     return snapshot.record;
   end if;
   return stats.history_record(p_now);

@@ -87,7 +87,7 @@ declare
   accrual record;
 begin
   select * into s from stats.stats_snapshot;
-  if s.computed_at is null or p_now < s.computed_at or p_now >= s.valid_until or stats.figures_pending_here() then
+  if not stats.snapshot_holds(s.computed_at, s.valid_until, p_now) then
     s := stats.stats_figures(p_now);
   end if;
   accrual := stats.accrual_figures(p_now, s.accrual);

@@ -44,6 +44,16 @@ $$;
 alter function stats.figures_pending_here() owner to stats_owner;
 grant execute on function stats.figures_pending_here() to stats_writer;
 
+-- Whether a snapshot made at p_computed_at, good until p_valid_until (null: no end), holds the figures
+-- as of p_now: the one rule for both snapshots and every reader of them.
+create function stats.snapshot_holds(p_computed_at timestamptz, p_valid_until timestamptz, p_now timestamptz) returns boolean
+language sql stable set search_path = '' as $$
+  select p_computed_at is not null and p_now >= p_computed_at
+    and (p_valid_until is null or p_now < p_valid_until) and not stats.figures_pending_here()
+$$;
+alter function stats.snapshot_holds(timestamptz, timestamptz, timestamptz) owner to stats_owner;
+grant execute on function stats.snapshot_holds(timestamptz, timestamptz, timestamptz) to stats_writer;
+
 -- A TRUNCATE fires no row trigger: the snapshots go, and readers work the figures out live until the
 -- next write.
 create function stats.figures_truncated() returns trigger
