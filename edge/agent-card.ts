@@ -1,6 +1,7 @@
 // The A2A agent card (alpha) at /.well-known/agent-card.json: the skills the agent offers and where
-// it answers. @a2a-js/sdk 1.3.0 writes protocol 1.0 cards; a client that does not ask for 1.0 (the
-// A2A-Version header) gets the 0.3 card, which embeds the 1.0 interfaces. The RPC is ./a2a.ts.
+// it answers. @a2a-js/sdk 1.3.0 writes protocol 1.0 cards; a client that sends no A2A-Version header,
+// or 0.3, gets the 0.3 card, which embeds the 1.0 interfaces, and any other version the 1.0 card. The
+// RPC is ./a2a.ts.
 import { A2A_VERSION_HEADER, type AgentCard, type AgentSkill } from '@a2a-js/sdk';
 import { A2A_LEGACY_PROTOCOL_VERSION, duplicateInterfacesForLegacy } from '@a2a-js/sdk/compat/v0_3';
 import { SITE_DOCUMENTS } from '../contract/documents.ts';

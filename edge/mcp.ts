@@ -3,7 +3,7 @@
 // built per request; the figures come from the shared cache.
 import { McpServer } from '@modelcontextprotocol/sdk/server/mcp.js';
 import { WebStandardStreamableHTTPServerTransport } from '@modelcontextprotocol/sdk/server/webStandardStreamableHttp.js';
-import { ErrorCode, McpError, type CallToolResult } from '@modelcontextprotocol/sdk/types.js';
+import { ErrorCode, McpError, type CallToolResult, type Implementation } from '@modelcontextprotocol/sdk/types.js';
 import { AjvJsonSchemaValidator } from '@modelcontextprotocol/sdk/validation/ajv';
 import type { EdgeConfig } from './config.ts';
 import type { Figures } from './figures.ts';
@@ -23,9 +23,12 @@ const unavailable = (): CallToolResult => ({
   content: [{ type: 'text', text: UNAVAILABLE.mcpTool }],
 });
 
+/** What every request's server says about itself: made once, as it depends only on the site. */
+interface ServerFacts { info: Implementation; instructions: string; siteUrl: string }
+
 /** The server contract/mcp.ts describes, each tool and the resource answered from the figures. */
-function buildServer(cfg: Pick<EdgeConfig, 'siteUrl'>, figures: Figures): McpServer {
-  const server = new McpServer(mcpServerInfo(cfg), { instructions: mcpInstructions(cfg), jsonSchemaValidator: sharedValidator });
+function buildServer(facts: ServerFacts, figures: Figures): McpServer {
+  const server = new McpServer(facts.info, { instructions: facts.instructions, jsonSchemaValidator: sharedValidator });
   server.registerTool('get_stats', MCP_TOOLS.get_stats, async () => {
     const stats = await figures.stats().catch(() => undefined);
     if (!stats) return unavailable();
@@ -37,7 +40,7 @@ function buildServer(cfg: Pick<EdgeConfig, 'siteUrl'>, figures: Figures): McpSer
     const history = await figures.history().catch(() => undefined);
     if (!history) return unavailable();
     const record = withinRange(history.value, range);
-    return { content: [{ type: 'text', text: historySummary(record, cfg.siteUrl) }], structuredContent: record };
+    return { content: [{ type: 'text', text: historySummary(record, facts.siteUrl) }], structuredContent: record };
   });
   server.registerTool('get_health', MCP_TOOLS.get_health, async () => {
     const health = await figures.health();
@@ -48,7 +51,7 @@ function buildServer(cfg: Pick<EdgeConfig, 'siteUrl'>, figures: Figures): McpSer
       console.error(`edge: ${STATS_RESOURCE.uri}: ${error.message}`);
       throw new McpError(ErrorCode.InternalError, UNAVAILABLE_MESSAGE);
     });
-    return { contents: [{ uri: uri.href, mimeType: 'application/json', text: stats.body }] };
+    return { contents: [{ uri: uri.href, mimeType: STATS_RESOURCE.metadata.mimeType, text: stats.body }] };
   });
   server.server.registerCapabilities(MCP_CAPABILITIES);
   return server;
@@ -69,6 +72,7 @@ async function withPublicErrors(response: Response): Promise<Response> {
 /** POST /mcp: each request is served by a server of its own, unless the same was answered already. */
 export function createMcpHandler(cfg: EdgeConfig, figures: Figures): (request: Request) => Promise<Response> {
   const memo = createMcpMemo(figures);
+  const facts: ServerFacts = { info: mcpServerInfo(cfg), instructions: mcpInstructions(cfg), siteUrl: cfg.siteUrl };
   return async (request) => {
     // Read once: the transport takes the parsed body, and a body that is not JSON is handed back to
     // it as it came, for the transport's own answer.
@@ -94,7 +98,7 @@ export function createMcpHandler(cfg: EdgeConfig, figures: Figures): (request: R
     const kept = await memo.answer(request, body);
     if (kept) return kept;
     const recording = memo.recording(figures);
-    const server = buildServer(cfg, recording.figures);
+    const server = buildServer(facts, recording.figures);
     const transport = new WebStandardStreamableHTTPServerTransport({ sessionIdGenerator: undefined, enableJsonResponse: true });
     await server.connect(transport);
     try {

@@ -3,7 +3,8 @@
 // skills, llms.txt, OpenAPI) cannot drift apart: the record's semantic rules, the disclaimers, the
 // license and how to cite, what is signed and logged, and what each surface says when the figures
 // cannot be read. How a figure is written is ./format.ts; the summaries built on these, ./summaries.ts.
-import { API_PATHS, logOrigin, SITE_PATHS, type Origins } from '../paths.ts';
+import { CACHED_RECORDS, logOrigin, recordName, SITE_PATHS, type Origins } from '../paths.ts';
+import { listed } from './format.ts';
 import type { StatsRecord } from '../records.ts';
 
 export const SERVICE_NAME = 'Public Stats Service';
@@ -35,11 +36,6 @@ export const GATEWAY_UNAVAILABLE = {
 
 /** The fields that are gross reward income, not profit: every statement of the rule names these. */
 export const GROSS_FIELDS = ['daily', 'last_night_usd', 'total_usd', 'best_day_usd', 'worst_day_usd'] as const;
-
-/** "a, b and c". */
-function listed(names: readonly string[]): string {
-  return names.length < 2 ? names.join('') : `${names.slice(0, -1).join(', ')} and ${names.at(-1)}`;
-}
 
 export const RULES = {
   gross_not_profit:
@@ -108,9 +104,11 @@ export function notesFor(record: StatsRecord, cfg: Pick<Origins, 'siteUrl'>): Re
 /** What is signed, what is logged and how to check both: one sentence each. */
 export function verification(cfg: Pick<Origins, 'siteUrl'>): { signed: string; logged: string; check: string } {
   const site = cfg.siteUrl;
-  const api = [API_PATHS.STATS, API_PATHS.HISTORY, API_PATHS.LOG].map((p) => p.split('/').at(-1)).join(', ');
+  // Every cached record is signed, on both hosts.
+  const api = CACHED_RECORDS.filter((r) => r.host === 'api').map(recordName).join(', ');
+  const keyless = listed(CACHED_RECORDS.filter((r) => r.host === 'site').map((r) => r.path));
   return {
-    signed: `Every data answer (${api} on the API host; ${SITE_PATHS.SITE_STATS}, ${SITE_PATHS.SITE_HISTORY} and ${SITE_PATHS.SITE_HISTORY_CSV} keyless) is signed: an RFC 9421 Signature over its status, Content-Type and RFC 9530 Content-Digest and the request's authority, path and query, by the Ed25519 key of the key directory (${site}${SITE_PATHS.SIG_DIRECTORY}), which keeps retired keys so old signatures still verify.`,
+    signed: `Every data answer (${api} on the API host; ${keyless} keyless) is signed: an RFC 9421 Signature over its status, Content-Type and RFC 9530 Content-Digest and the request's authority, path and query, by the Ed25519 key of the key directory (${site}${SITE_PATHS.SIG_DIRECTORY}), which keeps retired keys so old signatures still verify.`,
     logged: `Every settled night enters an append-only transparency log three days after its date, with the figures ${SITE_PATHS.SITE_HISTORY} serves (each night's log_index names its entry); a correction appends a new entry and no entry is ever changed. The log is served as C2SP tlog-tiles at ${site}${SITE_PATHS.LOG} (origin ${logOrigin(site, false)}; demo data have their own log, ${logOrigin(site, true)}, removed with them), its checkpoint a signed note by the same key, and ${site}${SITE_PATHS.LOG_PROOF} lists a receipt for each night that can be checked offline.`,
     check: `To check it all, run the verifier (${site}${SITE_PATHS.LOG_VERIFIER}, one file, Node and nothing else): node verify.ts --site ${site} --state verify-state.json.`,
   };

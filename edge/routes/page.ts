@@ -11,11 +11,12 @@ import { getRoute, RETRY_AFTER_SECONDS } from '../routing.ts';
 
 export function createPageApp(cfg: Origins, figures: Figures): Hono {
   const app = new Hono();
+  const link = linkHeader(cfg);
   const page = async (markdown: boolean, ifNoneMatch: string | undefined): Promise<Response> => {
     const [stats, health, history] = await Promise.all([figures.stats().catch(() => undefined), figures.health(), figures.history().catch(() => undefined)]);
     const input: PageInput = { stats: stats?.value, health: health.value, history: history?.value };
     const headers: Record<string, string> = {
-      link: linkHeader(cfg),
+      link,
       vary: 'Accept',
       'cache-control': stats ? 'public, max-age=60' : 'no-store',
     };

@@ -3,7 +3,7 @@
 // secret, no database password.
 import path from 'node:path';
 import { ROOT_DIR, type Config } from './config.ts';
-import { runNode, startChild, waitUntil, type Child, type Log } from './processes.ts';
+import { runNodeLogged, startChild, waitUntil, type Child, type Log } from './processes.ts';
 
 /**
  * The edge's V8 heap, bounded: its live data is a few tens of MiB, and without a bound V8 lets the heap
@@ -47,6 +47,5 @@ export async function startEdge(cfg: Config, log: Log): Promise<Child> {
  * keeps them fresh. What could not be warmed goes to `log`.
  */
 export async function warmGateways(cfg: Config, log: Log): Promise<void> {
-  const said = await runNode(path.join(ROOT_DIR, 'edge', 'warm-once.ts'), [], { ...gateways(cfg), ANON_KEY: cfg.ANON_KEY });
-  for (const line of said.split('\n')) if (line.trim()) log(line);
+  await runNodeLogged(path.join(ROOT_DIR, 'edge', 'warm-once.ts'), [], { ...gateways(cfg), ANON_KEY: cfg.ANON_KEY }, log);
 }

@@ -95,6 +95,11 @@ export async function runNode(program: string, args: string[], env: Record<strin
   }
 }
 
+/** runNode, each line the program printed going to `log`. */
+export async function runNodeLogged(program: string, args: string[], env: Record<string, string>, log: Log): Promise<void> {
+  for (const line of (await runNode(program, args, env)).split('\n')) if (line.trim()) log(line);
+}
+
 /** The executable of a running process, or undefined when it is gone or not ours to read. */
 export function executableOf(pid: number): string | undefined {
   try {

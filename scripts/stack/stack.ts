@@ -11,7 +11,7 @@ import { openDatabase, type Database, type Supervise } from '../lib/database.ts'
 import { startEdge, warmGateways } from '../lib/edge.ts';
 import { findNginx, prepareNginx, startNginx } from '../lib/nginx.ts';
 import { startPostgrest } from '../lib/postgrest.ts';
-import { assertPortFree, GroupRecord, runNode, type Child, type Log } from '../lib/processes.ts';
+import { assertPortFree, GroupRecord, runNodeLogged, type Child, type Log } from '../lib/processes.ts';
 import { supervise, type RestartPolicy, type SupervisedPart } from '../lib/supervisor.ts';
 
 /** PostgREST, the edge server and nginx (the API host and the site host): one node of the service. */
@@ -157,6 +157,5 @@ export async function startStack(cfg: Config, options: StackOptions): Promise<St
  * reads no env file.
  */
 async function seedDemo(adminUrl: string, log: Log): Promise<void> {
-  const said = await runNode(path.join(ROOT_DIR, 'scripts', 'writer', 'cli.ts'), ['seed-demo'], { WRITER_DATABASE_URL: adminUrl, WRITER_SOURCE: 'demo', ENV_FILE: '/dev/null' });
-  for (const line of said.split('\n')) if (line.trim()) log(line);
+  await runNodeLogged(path.join(ROOT_DIR, 'scripts', 'writer', 'cli.ts'), ['seed-demo'], { WRITER_DATABASE_URL: adminUrl, WRITER_SOURCE: 'demo', ENV_FILE: '/dev/null' }, log);
 }

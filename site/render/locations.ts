@@ -11,6 +11,7 @@ import { mkdirSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
 import { API_HOST_DIR, API_HOST_DOCUMENTS, SKILL_FILE_TYPES, STATIC_DOCUMENTS, type SiteDocument } from '../../contract/documents.ts';
 import { API_PATHS, CACHED_RECORDS, EDGE_PATHS, recordName, SITE_PATHS, type CachedRecord } from '../../contract/paths.ts';
+import { listed } from '../../contract/texts/format.ts';
 
 /**
  * Where the generated files go, under the rendered root (a path no location serves): the templates
@@ -79,9 +80,6 @@ function siteRecordLocation(record: CachedRecord): string[] {
   ];
 }
 
-
-/** "a, b and c". */
-const listed = (items: string[]) => (items.length > 1 ? `${items.slice(0, -1).join(', ')} and ${items.at(-1)}` : items.join(''));
 
 /** The API host's server block: its own documents (served from under the rendered root), its records and the 404 that names its operations. */
 export function apiLocations(records: readonly CachedRecord[] = CACHED_RECORDS): string {
