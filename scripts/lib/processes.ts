@@ -2,7 +2,7 @@
 // Each child leads a process group of its own, so a child's own children (nginx workers, Postgres
 // backends) go with it: whenever a child exits, for whatever reason, its whole group is killed.
 import { execFile, execFileSync, spawn, type ChildProcess, type SpawnOptions } from 'node:child_process';
-import { existsSync, readdirSync, readFileSync, readlinkSync, writeFileSync } from 'node:fs';
+import { existsSync, readdirSync, readFileSync, readlinkSync, renameSync, writeFileSync } from 'node:fs';
 import net from 'node:net';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { promisify } from 'node:util';
@@ -152,7 +152,17 @@ export class GroupRecord {
   }
 
   private save(): void {
-    writeFileSync(this.file, `${JSON.stringify([...this.groups.values()])}\n`);
+    this.write([...this.groups.values()]);
+  }
+
+  /**
+   * Replaces the file whole (a new file renamed over it): a start killed in the middle of a write,
+   * or a reader at that moment, never finds half a list.
+   */
+  private write(groups: RecordedGroup[]): void {
+    const temporary = `${this.file}.${process.pid}.tmp`;
+    writeFileSync(temporary, `${JSON.stringify(groups)}\n`);
+    renameSync(temporary, this.file);
   }
 
   /**
@@ -174,7 +184,7 @@ export class GroupRecord {
       signalGroup(group.pgid, 'SIGKILL');
       for (let waited = 0; waited < 5000 && membersOf(group.pgid).length; waited += 50) await sleep(50);
     }
-    writeFileSync(this.file, '[]\n');
+    this.write([]);
   }
 }
 
@@ -196,12 +206,10 @@ export async function assertPortFree(host: string, port: number, what: string, v
   });
 }
 
-/** An unused TCP port on the host (for tests and benchmarks). */
 /**
  * Linux hands outgoing connections source ports from 32768 to 60999 (ip_local_port_range), so a
  * port the OS picks for a listener (port 0) can be taken by some connection's source port before
- * the part that needs it binds it. Ports are drawn from below that range instead, each at most once
- * per process.
+ * the part that needs it binds it. Listener ports are drawn from below that range instead.
  */
 const LISTENER_PORTS = { first: 20_000, last: 32_767 };
 const handedOut = new Set<number>();
@@ -214,6 +222,7 @@ function listens(host: string, port: number): Promise<boolean> {
   });
 }
 
+/** An unused TCP port on the host (for tests and benchmarks), handed out at most once per process. */
 export async function freePort(host = '127.0.0.1'): Promise<number> {
   for (let attempt = 0; attempt < 200; attempt++) {
     const port = LISTENER_PORTS.first + Math.floor(Math.random() * (LISTENER_PORTS.last - LISTENER_PORTS.first + 1));
