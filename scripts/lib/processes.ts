@@ -160,7 +160,7 @@ export class GroupRecord {
    * or a reader at that moment, never finds half a list.
    */
   private write(groups: RecordedGroup[]): void {
-    const temporary = `${this.file}.${process.pid}.tmp`;
+    const temporary = `${this.file}.tmp`;
     writeFileSync(temporary, `${JSON.stringify(groups)}\n`);
     renameSync(temporary, this.file);
   }
