@@ -1,5 +1,5 @@
 // The edge as one Hono app of web-standard handlers: no Node API in here, so the same object can
-// run under @hono/node-server (edge/server.ts), Deno or a serverless runtime. Its routes are
+// run under @hono/node-server (edge/serve.ts), Deno or a serverless runtime. Its routes are
 // sub-apps by job (edge/routes/, and the transparency log's); this file builds what they share
 // (the figures, the signing key) and the answers common to all (CORS, 404, 500).
 import { Hono, type Context } from 'hono';

@@ -1,6 +1,6 @@
 // The share card as PNG, rendered from its SVG by resvg (@resvg/resvg-js, a registry package with
 // prebuilt binaries) with the DejaVu Sans files of the dejavu-fonts-ttf package, so the image looks
-// the same on every machine and needs no system fonts. Node only: edge/server.ts hands it to the app.
+// the same on every machine and needs no system fonts. Node only: edge/serve.ts hands it to the app.
 import { Resvg } from '@resvg/resvg-js';
 import { createRequire } from 'node:module';
 import path from 'node:path';

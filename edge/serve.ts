@@ -1,0 +1,46 @@
+// The edge's app served on its port: what each worker (or the only process) runs. The cluster
+// primary does not load it, so it holds only the configuration and the warm keeper.
+import { serve, type Http2Bindings, type HttpBindings } from '@hono/node-server';
+import cluster from 'node:cluster';
+import { ServerResponse, type Server } from 'node:http';
+import { brotliCompressSync, constants, gzipSync } from 'node:zlib';
+import { CACHE_FILL_HEADER, createApp } from './app.ts';
+import type { EdgeConfig } from './config.ts';
+import { renderSharePng } from './share-png.ts';
+
+/** Serves the app on the port (alone, or as one of the workers sharing it); stops on SIGTERM or SIGINT. */
+export function serveApp(cfg: EdgeConfig, hostname: string, port: number, onStop: () => void): void {
+  // The gateway's own levels (gzip_comp_level, brotli_comp_level 5): the records are compressed once per
+  // upstream answer, so a middling level costs little and saves most of the bytes.
+  const compress = (body: Uint8Array, coding: 'gzip' | 'br') => coding === 'gzip'
+    ? gzipSync(body, { level: 5 })
+    : brotliCompressSync(body, { params: { [constants.BROTLI_PARAM_QUALITY]: 5, [constants.BROTLI_PARAM_SIZE_HINT]: body.length } });
+  const app = createApp(cfg, { renderPng: renderSharePng, compress });
+  /**
+   * A gateway parses a cached answer's stored headers again on every hit, so a cache fill is answered
+   * without Node's own Date, Connection and Keep-Alive (HTTP/1.1 connections persist without them,
+   * https://www.rfc-editor.org/rfc/rfc9112#section-9.3).
+   */
+  const fetch = (request: Request, env: HttpBindings | Http2Bindings) => {
+    if (env.outgoing instanceof ServerResponse && env.incoming.headers[CACHE_FILL_HEADER] !== undefined) {
+      env.outgoing.sendDate = false;
+      env.outgoing.removeHeader('connection');
+    }
+    return app.fetch(request, env);
+  };
+  const server = serve({ fetch, hostname, port }, () => {
+    console.log(`edge listening on http://${hostname}:${port}${cluster.isWorker ? ` (worker ${cluster.worker!.id})` : ''}`);
+  }) as Server;
+  // nginx keeps upstream connections open for up to 60 s; Node must not close them first, or a
+  // request racing the close gets a 502.
+  server.keepAliveTimeout = 65_000;
+  server.headersTimeout = 66_000;
+  const stop = () => {
+    onStop();
+    server.close(() => process.exit(0));
+    // Idle keep-alive connections would hold the close until they time out.
+    server.closeIdleConnections();
+  };
+  process.on('SIGTERM', stop);
+  process.on('SIGINT', stop);
+}
