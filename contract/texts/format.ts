@@ -23,7 +23,6 @@ export function orNone(value: string | null | undefined): string {
   return value ?? 'none yet';
 }
 
-
 /** "a, b and c". */
 export function listed(names: readonly string[]): string {
   return names.length < 2 ? names.join('') : `${names.slice(0, -1).join(', ')} and ${names.at(-1)}`;

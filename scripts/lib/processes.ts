@@ -151,15 +151,11 @@ export class GroupRecord {
     this.save();
   }
 
-  private save(): void {
-    this.write([...this.groups.values()]);
-  }
-
   /**
    * Replaces the file whole (a new file renamed over it): a start killed in the middle of a write,
    * or a reader at that moment, never finds half a list.
    */
-  private write(groups: RecordedGroup[]): void {
+  private save(groups: RecordedGroup[] = [...this.groups.values()]): void {
     const temporary = `${this.file}.tmp`;
     writeFileSync(temporary, `${JSON.stringify(groups)}\n`);
     renameSync(temporary, this.file);
@@ -184,7 +180,7 @@ export class GroupRecord {
       signalGroup(group.pgid, 'SIGKILL');
       for (let waited = 0; waited < 5000 && membersOf(group.pgid).length; waited += 50) await sleep(50);
     }
-    this.write([]);
+    this.save([]);
   }
 }
 
