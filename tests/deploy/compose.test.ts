@@ -16,6 +16,7 @@ import { EDGE_NODE_FLAGS } from '../../scripts/lib/edge.ts';
 import { REPLICA_SCRIPT } from '../../scripts/lib/replica.ts';
 import { findNginx, NGINX_DIR, renderTemplate } from '../../scripts/lib/nginx.ts';
 import { envExampleNames } from '../support/env-example.ts';
+import { WRITER_COMMAND } from '../support/writer.ts';
 import { LOCATION_FILES, writeLocations } from '../../site/render/locations.ts';
 
 interface Service {
@@ -126,7 +127,7 @@ describe('docker-compose.yml', () => {
 
   it('runs a standby writer with exactly the settings of the writer', () => {
     expect(services['writer-standby']).toEqual(services.writer);
-    expect(services.writer!.command).toEqual(['node', 'scripts/writer/cli.ts', 'run']);
+    expect(services.writer!.command).toEqual([...WRITER_COMMAND, 'run']);
   });
 
   it('runs the edge with the heap bounds the local stack gives it', () => {

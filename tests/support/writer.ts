@@ -1,12 +1,14 @@
 // Shared pieces of the writer tests: running the CLI as a child process against a test stack, and
 // reading landing_stats as it stands.
 import { spawn, type ChildProcess } from 'node:child_process';
+import { readFileSync } from 'node:fs';
 import path from 'node:path';
 import { ROOT_DIR, type Env } from '../../scripts/lib/config.ts';
 import { query } from './db.ts';
 import type { TestStack } from './stack.ts';
 
-const CLI = path.join(ROOT_DIR, 'scripts', 'writer', 'cli.ts');
+/** What `npm run writer` runs (package.json): node, its flags and the CLI. */
+export const WRITER_COMMAND = (JSON.parse(readFileSync(path.join(ROOT_DIR, 'package.json'), 'utf8')) as { scripts: { writer: string } }).scripts.writer.split(' ');
 
 /**
  * The environment `npm run writer` would see for this stack: the same variables `npm start` reads
@@ -37,7 +39,7 @@ export function cliEnv(stack: TestStack, extra: Env = {}): Env {
 export interface CliRun { code: number | null; stdout: string; stderr: string; lines: Record<string, unknown>[] }
 
 export function startCli(args: string[], env: Env): { child: ChildProcess; result: Promise<CliRun>; stdout: () => string } {
-  const child = spawn(process.execPath, [CLI, ...args], { cwd: ROOT_DIR, env: env as NodeJS.ProcessEnv, stdio: ['pipe', 'pipe', 'pipe'] });
+  const child = spawn(process.execPath, [...WRITER_COMMAND.slice(1), ...args], { cwd: ROOT_DIR, env: env as NodeJS.ProcessEnv, stdio: ['pipe', 'pipe', 'pipe'] });
   let stdout = '';
   let stderr = '';
   child.stdout!.on('data', (c: Buffer) => { stdout += c.toString(); });
