@@ -1,5 +1,5 @@
 // The transparency log's key as Ed25519 signed-note keys are named (https://c2sp.org/signed-note):
-// the edge signs its checkpoints with it (edge/tlog/note.ts) and the documents publish its verifier
+// the edge signs its checkpoints with it (contract/tlog/note.ts) and the documents publish its verifier
 // key, which clients pin. Web Crypto only.
 const utf8 = new TextEncoder();
 /** Ed25519's signature type in a note key hash and verifier key. */

@@ -16,8 +16,8 @@ import { logOrigin, SITE_PATHS } from '../contract/paths.ts';
 import type { LogRecord } from '../contract/records.ts';
 import { importSigningKey, type SigningKey } from './signing.ts';
 import { logInUse, SERVICE_NAME, verification } from '../contract/texts/rules.ts';
-import { buildTree, type Tree } from './tlog/merkle.ts';
-import { checkpointBody, formatReceipt, signNote } from './tlog/note.ts';
+import { buildTree, type Tree } from '../contract/tlog/merkle.ts';
+import { checkpointBody, formatReceipt, signNote } from '../contract/tlog/note.ts';
 import { noteVerifierKey } from '../contract/log-key.ts';
 import { parseTilePath, tileBytes } from './tlog/tiles.ts';
 

@@ -1,6 +1,6 @@
 // C2SP tlog-tiles (https://c2sp.org/tlog-tiles) with tiles of height 8: the paths under a log's
 // prefix and the bytes of hash tiles and entry bundles, cut from a tree.
-import type { Tree } from './merkle.ts';
+import type { Tree } from '../../contract/tlog/merkle.ts';
 
 export const TILE_HEIGHT = 8;
 export const TILE_WIDTH = 2 ** TILE_HEIGHT;

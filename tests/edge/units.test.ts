@@ -8,7 +8,7 @@ import { acceptQuality, etagMatches, prefersHtml, prefersMarkdown, strongEtag } 
 import { nightsChart } from '../../edge/page/chart.ts';
 import { askedSkill } from '../../edge/a2a.ts';
 import { keepWarm } from '../../edge/warm.ts';
-import { buildTree } from '../../edge/tlog/merkle.ts';
+import { buildTree } from '../../contract/tlog/merkle.ts';
 import { parseTilePath, tileBytes, tileIndexPath } from '../../edge/tlog/tiles.ts';
 import type { Part } from '@a2a-js/sdk';
 

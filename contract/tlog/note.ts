@@ -1,7 +1,7 @@
 // Checkpoints (https://c2sp.org/tlog-checkpoint) as Ed25519 signed notes
 // (https://c2sp.org/signed-note), and receipts for one entry (https://c2sp.org/tlog-proof), with
 // the key as contract/log-key.ts names it. Web Crypto only.
-import { base64, checkKeyName, noteKeyHash } from '../../contract/log-key.ts';
+import { base64, checkKeyName, noteKeyHash } from '../log-key.ts';
 import type { Hash } from './merkle.ts';
 
 const utf8 = new TextEncoder();
