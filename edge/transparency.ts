@@ -171,7 +171,10 @@ export function createLogApp(cfg: EdgeConfig, figures: Figures): Hono {
       return log;
     };
 
-    app.get(at(''), async () => {
+    app.get(at(''), async (c) => {
+      // A person who follows a link to the other log's page is taken to the log in use.
+      const inUse = await current();
+      if (inUse && inUse !== 'down' && inUse.demo !== demo) return c.redirect(logPrefix(inUse.demo));
       const log = await served();
       if (log instanceof Response) return log;
       return new Response(logPage(log, cfg), { headers: { 'content-type': 'text/html; charset=utf-8', 'cache-control': SHORT_CACHE_CONTROL } });
