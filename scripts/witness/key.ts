@@ -25,7 +25,11 @@ export async function loadOrCreateKey(file: string): Promise<WitnessKey & { crea
     const pair = (await crypto.subtle.generateKey('Ed25519', true, ['sign', 'verify'])) as CryptoKeyPair;
     const pkcs8 = new Uint8Array(await crypto.subtle.exportKey('pkcs8', pair.privateKey));
     // 'wx': never replaces a key file another process has just written.
-    writeFileSync(file, `${Buffer.from(pkcs8).toString('base64url')}\n`, { mode: 0o600, flag: 'wx' });
+    try {
+      writeFileSync(file, `${Buffer.from(pkcs8).toString('base64url')}\n`, { mode: 0o600, flag: 'wx' });
+    } catch (error) {
+      throw new KeyFileError(`cannot create the key file ${file}: ${(error as Error).message}`);
+    }
     return { ...(await importKey(pkcs8)), created: true };
   }
   const encoded = text.trim();
