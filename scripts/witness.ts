@@ -6,8 +6,8 @@ import { readFileSync } from 'node:fs';
 import type { AddressInfo } from 'node:net';
 import { parseArgs } from 'node:util';
 import { checkKeyName } from '../contract/log-key.ts';
-import { parsePolicy } from '../contract/tlog/policy.ts';
-import { cosignerVerifierKey, type VerifierKey } from '../contract/tlog/vkey.ts';
+import { logKeys, parsePolicy } from '../contract/tlog/policy.ts';
+import { cosignerVerifierKey } from '../contract/tlog/vkey.ts';
 import { KeyFileError, loadOrCreateKey } from './witness/key.ts';
 import { createWitnessServer } from './witness/server.ts';
 import { StateDirError, StateStore } from './witness/state.ts';
@@ -63,8 +63,7 @@ try {
   usage(`--policy: cannot read ${args.policy}: ${(error as Error).message}`);
 }
 const policy = await parsePolicy(policyText).catch((error: Error) => usage(`--policy ${args.policy}: ${error.message}`));
-const logs = new Map<string, VerifierKey[]>();
-for (const log of policy.logs) logs.set(log.key.name, [...(logs.get(log.key.name) ?? []), log.key]);
+const logs = new Map(policy.logs.map((log) => [log.key.name, logKeys(policy, log.key.name)]));
 if (logs.size === 0) usage(`--policy ${args.policy}: the policy has no "log" line, so there is no log to witness`);
 
 const key = await loadOrCreateKey(args.key!).catch((error: Error) => (error instanceof KeyFileError ? usage(`--key: ${error.message}`) : Promise.reject(error)));

@@ -6,14 +6,13 @@
 import { cosign, parseCheckpoint, parseNote, verifyNoteSignature, type Checkpoint, type Note } from '../../contract/tlog/cosignature.ts';
 import { verifyConsistency } from '../../contract/tlog/consistency.ts';
 import type { Hash } from '../../contract/tlog/merkle.ts';
-import type { VerifierKey } from '../../contract/tlog/vkey.ts';
-import { decodeBase64 } from '../../contract/tlog/vkey.ts';
+import { decodeBase64, equalBytes, type VerifierKey } from '../../contract/tlog/vkey.ts';
 import type { WitnessKey } from './key.ts';
 import type { StateStore } from './state.ts';
 
 const MAX_PROOF_LINES = 63;
 const HASH_BYTES = 32;
-export const SIZE_CONTENT_TYPE = 'text/x.tlog.size';
+const SIZE_CONTENT_TYPE = 'text/x.tlog.size';
 
 export interface Witness {
   name: string;
@@ -84,8 +83,6 @@ async function signedByLog(note: Note, keys: readonly VerifierKey[]): Promise<bo
   return verified;
 }
 
-const sameBytes = (a: Uint8Array, b: Uint8Array) => a.length === b.length && a.every((byte, i) => byte === b[i]);
-
 export async function addCheckpoint(witness: Witness, text: string): Promise<Answer> {
   const plain = (status: number, reason: string, about: Partial<Answer> = {}): Answer => ({ status, contentType: 'text/plain; charset=utf-8', body: `${reason}\n`, reason, ...about });
   let request: Request;
@@ -110,7 +107,7 @@ export async function addCheckpoint(witness: Witness, text: string): Promise<Ans
     if (old === 0 && proof.length > 0) return plain(422, 'a proof from size 0 must be empty', about);
     if (old === checkpoint.size) {
       if (proof.length > 0) return plain(422, 'a proof between equal sizes must be empty', about);
-      if (latest && !sameBytes(latest.root, checkpoint.root)) return plain(409, 'the checkpoint has the latest cosigned size but another root hash', about);
+      if (latest && !equalBytes(latest.root, checkpoint.root)) return plain(409, 'the checkpoint has the latest cosigned size but another root hash', about);
     } else if (latest && !(await verifyConsistency(latest.size, checkpoint.size, latest.root, checkpoint.root, proof))) {
       return plain(422, 'the consistency proof does not verify', about);
     }

@@ -4,8 +4,8 @@ import { createServer, type IncomingMessage, type Server, type ServerResponse } 
 import { addCheckpoint, type Answer, type Witness } from './add-checkpoint.ts';
 
 /** Far more than 63 proof lines and a checkpoint with a few dozen signatures need. */
-export const MAX_BODY_BYTES = 64 * 1024;
-export const ADD_CHECKPOINT_PATH = '/add-checkpoint';
+const MAX_BODY_BYTES = 64 * 1024;
+const ADD_CHECKPOINT_PATH = '/add-checkpoint';
 
 class TooLarge extends Error {}
 

@@ -67,7 +67,7 @@ export class StateStore {
     rmSync(path.join(this.dir, LOCK_FILE), { force: true });
   }
 
-  fileOf(origin: string): string {
+  private fileOf(origin: string): string {
     return path.join(this.dir, `${createHash('sha256').update(origin).digest('hex')}.json`);
   }
 
