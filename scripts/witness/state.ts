@@ -95,19 +95,26 @@ export class StateStore {
     const file = this.fileOf(state.origin);
     const temporary = `${file}.${randomBytes(6).toString('hex')}.tmp`;
     const text = `${JSON.stringify({ origin: state.origin, size: state.size, root: base64(state.root), checkpoint: state.checkpoint, cosigned_at: state.cosignedAt }, null, 2)}\n`;
-    const fd = openSync(temporary, 'wx', 0o600);
     try {
-      writeFileSync(fd, text);
-      fsyncSync(fd);
-    } finally {
-      closeSync(fd);
-    }
-    renameSync(temporary, file);
-    const dirFd = openSync(this.dir, 'r');
-    try {
-      fsyncSync(dirFd);
-    } finally {
-      closeSync(dirFd);
+      const fd = openSync(temporary, 'wx', 0o600);
+      try {
+        writeFileSync(fd, text);
+        fsyncSync(fd);
+      } finally {
+        closeSync(fd);
+      }
+      renameSync(temporary, file);
+      const dirFd = openSync(this.dir, 'r');
+      try {
+        fsyncSync(dirFd);
+      } finally {
+        closeSync(dirFd);
+      }
+    } catch (error) {
+      // Whether the rename happened is not known here: the next request reads the file again.
+      this.states.delete(state.origin);
+      rmSync(temporary, { force: true });
+      throw error;
     }
     this.states.set(state.origin, state);
   }

@@ -180,6 +180,26 @@ describe('the witness state', () => {
     expect(stateOf('restart').size).toBe(40);
   });
 
+  it('answers 500 and no cosignature when the state cannot be written, and reads the state file again after', async () => {
+    const w = await startWitness(args('broken'));
+    try {
+      expect((await post(w.url, await log.request(0, 10))).status).toBe(200);
+      const file = path.join(args('broken').state, readdirSync(args('broken').state).find((f) => f.endsWith('.json'))!);
+      const saved = readFileSync(file, 'utf8');
+      rmSync(file);
+      mkdirSync(file);
+      expect((await post(w.url, await log.request(10, 20))).status).toBe(500);
+      // As if the failed write had renamed its file into place after all: the witness must not go on from size 10.
+      rmSync(file, { recursive: true });
+      writeFileSync(file, saved.replace('"size": 10', '"size": 20').replace(/"root": "[^"]+"/, `"root": "${Buffer.from(await log.tree.root(20)).toString('base64')}"`));
+      expect(await post(w.url, await log.request(10, 15))).toEqual({ status: 409, contentType: 'text/x.tlog.size', text: '20\n' });
+      expect((await post(w.url, await log.request(20, 25))).status).toBe(200);
+      expect(readdirSync(args('broken').state).filter((f) => f.endsWith('.tmp'))).toEqual([]);
+    } finally {
+      await w.stop();
+    }
+  });
+
   it('never goes back when requests race: of those from the same old size, exactly one wins', async () => {
     const w = await startWitness(args('race'));
     try {
