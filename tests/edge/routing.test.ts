@@ -29,10 +29,11 @@ const fixedUpstream: Upstream = {
   stats: async () => fixedStats(),
   history: async () => fixedHistory(),
   log: async () => fixedLog(),
+  logNow: async () => fixedLog(),
   health: async () => ({ record: fixedHealth(), apiHostReachable: true }),
 };
 const failing = () => Promise.reject(new Error('the API host did not answer'));
-const downUpstream: Upstream = { stats: failing, history: failing, log: failing, health: async () => ({ record: { ...fixedHealth(), status: 'down', data: null, writer: null }, apiHostReachable: false }) };
+const downUpstream: Upstream = { stats: failing, history: failing, log: failing, logNow: failing, health: async () => ({ record: { ...fixedHealth(), status: 'down', data: null, writer: null }, apiHostReachable: false }) };
 
 const appWith = (upstream: Upstream, fetch?: typeof globalThis.fetch) => createApp(cfg, { figures: createFigures(cfg, upstream), fetch });
 const app = appWith(fixedUpstream);
