@@ -7,7 +7,7 @@ import { cosign, parseCheckpoint, parseNote, verifyNoteSignature, type Checkpoin
 import { verifyConsistency } from '../../contract/tlog/consistency.ts';
 import type { Hash } from '../../contract/tlog/merkle.ts';
 import { decodeBase64, equalBytes, type VerifierKey } from '../../contract/tlog/vkey.ts';
-import type { WitnessKey } from './key.ts';
+import type { NoteSigningKey } from '../../contract/tlog/note.ts';
 import type { StateStore } from './state.ts';
 
 const MAX_PROOF_LINES = 63;
@@ -16,7 +16,7 @@ const SIZE_CONTENT_TYPE = 'text/x.tlog.size';
 
 export interface Witness {
   name: string;
-  key: WitnessKey;
+  key: NoteSigningKey;
   /** The log keys trusted for each origin (the `log` lines of the policy). */
   logs: Map<string, VerifierKey[]>;
   store: StateStore;
