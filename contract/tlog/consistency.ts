@@ -2,8 +2,8 @@
 // (consistency) state the algorithms (https://www.rfc-editor.org/rfc/rfc9162#section-2.1.4.2); the
 // proofs are those of RFC 6962 §2.1 that contract/tlog/merkle.ts makes. Web Crypto only.
 import { nodeHash } from './merkle.ts';
+import { equalBytes } from './vkey.ts';
 
-const sameBytes = (a: Uint8Array, b: Uint8Array) => a.length === b.length && a.every((byte, i) => byte === b[i]);
 const isSize = (n: number) => Number.isSafeInteger(n) && n >= 0;
 
 /**
@@ -14,7 +14,7 @@ const isSize = (n: number) => Number.isSafeInteger(n) && n >= 0;
 export async function verifyConsistency(oldSize: number, newSize: number, oldRoot: Uint8Array, newRoot: Uint8Array, proof: readonly Uint8Array[]): Promise<boolean> {
   if (!isSize(oldSize) || !isSize(newSize) || oldSize > newSize) return false;
   if (oldSize === 0) return proof.length === 0;
-  if (oldSize === newSize) return proof.length === 0 && sameBytes(oldRoot, newRoot);
+  if (oldSize === newSize) return proof.length === 0 && equalBytes(oldRoot, newRoot);
   if (proof.length === 0) return false;
   // A power of two is a complete subtree, whose hash the proof leaves out.
   const old = BigInt(oldSize);
@@ -36,7 +36,7 @@ export async function verifyConsistency(oldSize: number, newSize: number, oldRoo
     fn >>= 1n;
     sn >>= 1n;
   }
-  return sn === 0n && sameBytes(fr, oldRoot) && sameBytes(sr, newRoot);
+  return sn === 0n && equalBytes(fr, oldRoot) && equalBytes(sr, newRoot);
 }
 
 /** Whether `proof` shows the leaf hash `leaf` at `index` in the tree of `size` leaves with root `root`. */
@@ -56,5 +56,5 @@ export async function verifyInclusion(index: number, size: number, leaf: Uint8Ar
     fn >>= 1n;
     sn >>= 1n;
   }
-  return sn === 0n && sameBytes(r, root);
+  return sn === 0n && equalBytes(r, root);
 }

@@ -3,7 +3,7 @@
 // (https://c2sp.org/tlog-cosignature, cosignature/v1, key IDs of type 0x04). Web Crypto only.
 import { base64, checkKeyName } from '../log-key.ts';
 import type { Hash } from './merkle.ts';
-import { COSIGNATURE_V1, ED25519_NOTE, decodeBase64, ed25519PublicKey, keyId } from './vkey.ts';
+import { COSIGNATURE_V1, ED25519_NOTE, decodeBase64, ed25519PublicKey, equalBytes, keyId } from './vkey.ts';
 
 const utf8 = new TextEncoder();
 const KEY_ID_BYTES = 4;
@@ -41,8 +41,6 @@ export interface Checkpoint {
   extensions: string[];
 }
 
-const sameBytes = (a: Uint8Array, b: Uint8Array) => a.length === b.length && a.every((byte, i) => byte === b[i]);
-
 /** One signature line, "— <key name> <base64(key ID || signature)>" without its newline, or undefined. */
 function parseSignatureLine(line: string): NoteSignature | undefined {
   const match = /^\u2014 ([^ ]+) ([^ ]+)$/u.exec(line);
@@ -76,7 +74,7 @@ export function parseNote(text: string): Note {
  */
 export async function verifyNoteSignature(body: string, signature: NoteSignature, key: NoteKey): Promise<boolean | undefined> {
   if (signature.name !== key.name) return undefined;
-  if (!sameBytes(signature.raw.subarray(0, KEY_ID_BYTES), await keyId(key.name, ED25519_NOTE, key.publicKey))) return undefined;
+  if (!equalBytes(signature.raw.subarray(0, KEY_ID_BYTES), await keyId(key.name, ED25519_NOTE, key.publicKey))) return undefined;
   const sig = signature.raw.subarray(KEY_ID_BYTES);
   if (sig.length !== ED25519_SIGNATURE_BYTES) return false;
   return crypto.subtle.verify('Ed25519', await ed25519PublicKey(key.publicKey), sig, utf8.encode(body));
@@ -119,7 +117,7 @@ export async function verifyCosignature(checkpointBody: string, line: string, wi
   if (!signature || signature.name !== witness.name) return undefined;
   const { raw } = signature;
   if (raw.length !== KEY_ID_BYTES + TIMESTAMP_BYTES + ED25519_SIGNATURE_BYTES) return undefined;
-  if (!sameBytes(raw.subarray(0, KEY_ID_BYTES), await keyId(witness.name, COSIGNATURE_V1, witness.publicKey))) return undefined;
+  if (!equalBytes(raw.subarray(0, KEY_ID_BYTES), await keyId(witness.name, COSIGNATURE_V1, witness.publicKey))) return undefined;
   const timestamp = new DataView(raw.buffer, raw.byteOffset + KEY_ID_BYTES, TIMESTAMP_BYTES).getBigUint64(0);
   if (timestamp > BigInt(MAX_TIMESTAMP)) return undefined;
   const valid = await crypto.subtle.verify('Ed25519', await ed25519PublicKey(witness.publicKey), raw.subarray(KEY_ID_BYTES + TIMESTAMP_BYTES), cosignatureMessage(checkpointBody, Number(timestamp)));

@@ -3,7 +3,7 @@
 // letter: whitespace is spaces and tabs, `#` starts a comment line, names are defined before they
 // are used, duplicate keys and names are refused, and there is exactly one quorum line. Every error
 // names its line.
-import { COSIGNATURE_V1, ED25519_NOTE, parseVerifierKey, type VerifierKey } from './vkey.ts';
+import { COSIGNATURE_V1, ED25519_NOTE, equalBytes, parseVerifierKey, type VerifierKey } from './vkey.ts';
 
 /** The predefined name that needs no cosignature. */
 export const NO_QUORUM = 'none';
@@ -39,8 +39,6 @@ export interface Policy {
   quorum: string;
 }
 
-const sameBytes = (a: Uint8Array, b: Uint8Array) => a.length === b.length && a.every((byte, i) => byte === b[i]);
-
 function httpUrl(text: string): string | undefined {
   try {
     const url = new URL(text);
@@ -74,7 +72,7 @@ export async function parsePolicy(text: string): Promise<Policy> {
         if (args.length < 1 || args.length > 2) fail('expected "log <vkey> [<url>]"');
         const [vkey, url] = args as [string, string | undefined];
         const parsed = await key(vkey, ED25519_NOTE, 'log');
-        if (logs.some((log) => sameBytes(log.key.publicKey, parsed.publicKey))) fail('this log key is already listed');
+        if (logs.some((log) => equalBytes(log.key.publicKey, parsed.publicKey))) fail('this log key is already listed');
         logs.push({ vkey, key: parsed, ...(url === undefined ? {} : { url }) });
         break;
       }
@@ -83,7 +81,7 @@ export async function parsePolicy(text: string): Promise<Policy> {
         const [name, vkey, url] = args as [string, string, string | undefined];
         if (defined(name)) fail(`the name "${name}" is already defined`);
         const parsed = await key(vkey, COSIGNATURE_V1, 'witness');
-        if ([...witnesses.values()].some((w) => sameBytes(w.key.publicKey, parsed.publicKey))) fail('this witness key is already listed');
+        if ([...witnesses.values()].some((w) => equalBytes(w.key.publicKey, parsed.publicKey))) fail('this witness key is already listed');
         if (url !== undefined && !httpUrl(url)) fail(`"${url}" is not an http(s) URL`);
         witnesses.set(name, { name, vkey, key: parsed, ...(url === undefined ? {} : { url }) });
         break;

@@ -18,6 +18,8 @@ export interface VerifierKey {
   publicKey: Uint8Array<ArrayBuffer>;
 }
 
+export const equalBytes = (a: Uint8Array, b: Uint8Array): boolean => a.length === b.length && a.every((byte, i) => byte === b[i]);
+
 /** Standard base64 (RFC 4648 §4) in its one canonical spelling, or undefined for anything else. */
 export function decodeBase64(text: string): Uint8Array<ArrayBuffer> | undefined {
   if (text.length % 4 !== 0 || !/^[A-Za-z0-9+/]*={0,2}$/.test(text)) return undefined;
