@@ -26,6 +26,9 @@ const DAY_MS = 86_400_000;
 /** When the fixed figures were produced: the morning after the last night. */
 export const FIXED_UPDATED_AT = '2025-03-20T06:00:00Z';
 
+/** The log state the fixed records name (the fixed log's own checkpoint is made with a fresh key, so its root differs). */
+export const FIXED_LOG_HEAD = { origin: 'stats.example.org/log', size: 17, root: 'm0nvSgPtkMY1wGjWUNaSZ9UzxNFyTZNQmnJlrSxfV2w=' };
+
 const dateOf = (i: number) => new Date(FIRST_NIGHT + i * DAY_MS).toISOString().slice(0, 10);
 const cents = (value: number) => Math.round(value * 100) / 100;
 
@@ -73,7 +76,7 @@ export function fixedHistory(source: 'polymarket' | 'demo' = 'polymarket', { gap
       witnessed_on_time: at === null ? null : Date.parse(at) <= FIRST_NIGHT + (i + 4) * DAY_MS,
     };
   });
-  return HistoryRecordSchema.parse({ updated_at: FIXED_UPDATED_AT, since_date: dateOf(0), data_source: source, nights });
+  return HistoryRecordSchema.parse({ updated_at: FIXED_UPDATED_AT, since_date: dateOf(0), data_source: source, nights, log_checkpoint: FIXED_LOG_HEAD });
 }
 
 /** The stats record of the same nights, as landing_stats returns it. */
@@ -106,6 +109,7 @@ export function fixedStats(source: 'polymarket' | 'demo' = 'polymarket'): StatsR
       net_yield_pct: 18.56,
     },
     data_source: source,
+    log_checkpoint: FIXED_LOG_HEAD,
   });
 }
 
@@ -127,6 +131,7 @@ export async function fixedLog(siteUrl = 'https://stats.example.org', variant: F
   const origin = logOrigin({ siteUrl }, false);
   const key = await newKey('fixture');
   const vkey = await noteVerifierKey(origin, key.publicKey);
+  const head = { origin, size: tree.size, root: base64(await tree.root()) };
   const checkpoint = async (size: number, signedAt: string) => {
     const body = checkpointBody(origin, size, await tree.root(size));
     return { body, signed: { size, root: base64(await tree.root(size)), note: await signNote(body, origin, key.privateKey, key.publicKey), signed_at: signedAt } };
@@ -134,7 +139,7 @@ export async function fixedLog(siteUrl = 'https://stats.example.org', variant: F
   if (!variant.witnessed) {
     const latest = await checkpoint(tree.size, final.at(-1)!.updated_at);
     return LogRecordSchema.parse({
-      updated_at: latest.signed.signed_at, demo: false, vkey, policy: null, entries,
+      updated_at: latest.signed.signed_at, demo: false, vkey, policy: null, entries, log_checkpoint: head,
       checkpoints: [{ ...latest.signed, quorum_at: null, cosignatures: [] }],
       cosignatures: [], witnessing: null, halted: null,
     });
@@ -155,7 +160,7 @@ export async function fixedLog(siteUrl = 'https://stats.example.org', variant: F
     '',
   ].join('\n');
   return LogRecordSchema.parse({
-    updated_at: roundAt, demo: false, vkey, policy, entries,
+    updated_at: roundAt, demo: false, vkey, policy, entries, log_checkpoint: head,
     checkpoints: [
       { ...before.signed, quorum_at: quorumAt, cosignatures: await cosigned(before.body, quorumAt) },
       { ...latest.signed, quorum_at: null, cosignatures: latestLines },
