@@ -15,6 +15,8 @@ export interface LogSummary {
   notLogged: number;
   /** Whether the log works under a witness policy; undefined when the log could not be read. */
   witnessed: boolean | undefined;
+  /** Whether the log has a signed checkpoint (and so a page); undefined when it could not be read. */
+  signed: boolean | undefined;
   /** Of the logged nights: those the record says were witnessed on time (never an imported one), */
   onTime: number;
   /** those it says were not, */
@@ -49,6 +51,7 @@ export function logSummary(history: HistoryRecord, log: LogRecord | undefined): 
     logged: logged.length,
     notLogged: history.nights.length - logged.length,
     witnessed,
+    signed: log && log.checkpoints.length > 0,
     onTime: logged.filter((n) => n.witnessed_on_time === true).length,
     late: logged.filter((n) => n.witnessed_on_time === false).length,
     awaiting: witnessed ? logged.filter((n) => n.witnessed_on_time === null).length : 0,
@@ -78,6 +81,7 @@ function runs(dates: readonly string[]): string[] {
 }
 
 function countsSentence(s: LogSummary): string {
+  if (s.logged === 0) return `No night logged yet${s.witnessed === false ? '; the log is not witnessed: nobody else would hold its checkpoints' : ''}.`;
   const logged = `${nights(s.logged)} logged`;
   if (s.witnessed === undefined) return `${logged}; whether witnesses cosigned them could not be read right now.`;
   if (!s.witnessed) return `${logged}, ${count(s.logged)} of them not witnessed: nobody else holds these checkpoints.`;
@@ -104,7 +108,7 @@ export function logSentences(s: LogSummary | undefined, demo: boolean, cfg: Pick
     ? [
       ...(s.halted ? [`The log is halted since ${s.halted.at}: ${s.halted.reason}.`] : []),
       countsSentence(s),
-      ...(s.notLogged > 0 ? [`${s.notLogged === 1 ? '1 newer night is' : `${count(s.notLogged)} newer nights are`} not logged yet: a night is logged once final, three days after its date.`] : []),
+      ...(s.notLogged > 0 ? [`${nights(s.notLogged)} not logged yet; a night is logged once final, three days after its date.`] : []),
       ...(s.witnessed ? [witnessesSentence(s), ON_TIME_MEANS] : []),
       ...(s.span ? [gapsSentence(s.gaps, s.span)] : []),
     ]
@@ -112,7 +116,9 @@ export function logSentences(s: LogSummary | undefined, demo: boolean, cfg: Pick
   return {
     facts,
     further: [
-      ['The technical detail, from the signed checkpoints to a receipt per night, is on ', { text: "the log's page", path: logPrefix(demo) }, '.'],
+      s?.signed === false
+        ? ["The log's page, with the technical detail, opens once its first checkpoint is signed."]
+        : ['The technical detail, from the signed checkpoints to a receipt per night, is on ', { text: "the log's page", path: logPrefix(demo) }, '.'],
       ['Check it all yourself: download ', { text: 'the verifier', path: SITE_PATHS.LOG_VERIFIER }, ' and run ', { code: verifyCommand(cfg.siteUrl) }, '.'],
     ],
   };

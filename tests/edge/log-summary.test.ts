@@ -18,7 +18,7 @@ import { FIXED_WITNESSES, fixedHealth, fixedHistory, fixedLog, fixedStats, type 
 const cfg = edgeConfig({ siteUrl: 'https://stats.example.org', apiUpstream: 'http://api.invalid', anonKey: 'anon' });
 
 const HALT_REASON = 'witness alice.example/witness has cosigned a tree of 18 entries, more than the 17 this log holds: the log is behind what a witness saw';
-const NOT_LOGGED = '3 newer nights are not logged yet: a night is logged once final, three days after its date.';
+const NOT_LOGGED = '3 nights not logged yet; a night is logged once final, three days after its date.';
 const NO_GAPS = 'No gaps: every date from 2025-03-01 to 2025-03-17 has a figure.';
 const FURTHER_HTML = [
   '<p>The technical detail, from the signed checkpoints to a receipt per night, is on <a href="/log/">the log&#39;s page</a>.</p>',
@@ -62,12 +62,12 @@ async function page(upstream: Upstream) {
 }
 
 /** Says `facts` in both forms, then where to look further, in valid HTML. */
-async function expectFacts(upstream: Upstream, facts: string[]): Promise<void> {
+async function expectFacts(upstream: Upstream, facts: string[], further = { html: FURTHER_HTML, markdown: FURTHER_MARKDOWN }): Promise<void> {
   const shown = await page(upstream);
   expect(shown.htmlFacts).toEqual(facts);
   expect(shown.markdownFacts).toEqual(facts);
-  expect(shown.htmlFurther).toEqual(FURTHER_HTML);
-  expect(shown.markdownFurther).toEqual(FURTHER_MARKDOWN);
+  expect(shown.htmlFurther).toEqual(further.html);
+  expect(shown.markdownFurther).toEqual(further.markdown);
   // The page writes its doctype in lower case, which HTML allows: a matter of style.
   const report = await new HtmlValidate({ extends: ['html-validate:recommended'], rules: { 'doctype-style': 'off' } }).validateString(shown.html);
   expect(report.results.flatMap((r) => r.messages.map((m) => `${m.ruleId}: ${m.message}`))).toEqual([]);
@@ -79,7 +79,7 @@ describe("the page's account of the log", () => {
   it('without a policy: every logged night is not witnessed, and nobody else holds the checkpoints', async () => {
     const { history, log } = await variant({});
     expect(logSummary(history, log)).toEqual({
-      logged: 17, notLogged: 3, witnessed: false, onTime: 0, late: 0, awaiting: 0, witnesses: [], quorumAt: null, halted: null,
+      logged: 17, notLogged: 3, witnessed: false, signed: true, onTime: 0, late: 0, awaiting: 0, witnesses: [], quorumAt: null, halted: null,
       span: { from: '2025-03-01', through: '2025-03-17' }, gaps: [],
     });
     await expectFacts(upstreamOf(history, async () => log), [
@@ -135,6 +135,18 @@ describe("the page's account of the log", () => {
     ]);
     // A gap among the nights not logged yet lies beyond the last logged night: not named yet.
     expect(logSummary(fixedHistory('polymarket', { gaps: [18] }), log).gaps).toEqual([]);
+  });
+
+  it('before the first checkpoint: no night logged, and no link to a log page that does not exist yet', async () => {
+    const { history, log } = await variant({});
+    const unlogged = { ...history, nights: history.nights.map((n) => ({ ...n, log_index: null })) };
+    const empty = { ...log, entries: [], checkpoints: [], vkey: null };
+    expect(logSummary(unlogged, empty)).toMatchObject({ logged: 0, notLogged: 20, signed: false, span: null, gaps: [] });
+    const notYet = "The log's page, with the technical detail, opens once its first checkpoint is signed.";
+    await expectFacts(upstreamOf(unlogged, async () => empty), [
+      'No night logged yet; the log is not witnessed: nobody else would hold its checkpoints.',
+      '20 nights not logged yet; a night is logged once final, three days after its date.',
+    ], { html: [`<p>${notYet.replace("'", '&#39;')}</p>`, FURTHER_HTML[1]!], markdown: [notYet, FURTHER_MARKDOWN[1]!] });
   });
 
   it('still shows the page when the log cannot be read, saying so, and when neither can the track record', async () => {
