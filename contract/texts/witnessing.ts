@@ -1,7 +1,7 @@
 // What the transparency log shows about the track record, in words a person takes in at a glance:
 // how many nights are logged, how many the witnesses cosigned in time and how many late, by which
 // witnesses and when the quorum last cosigned, whether the log has stopped, and the dates with no
-// figure. The sentences carry their links and commands as parts, which each surface writes its way.
+// figure. The sentences carry their links, commands and times as parts, which each surface writes its way.
 import { addDays, datesMissing } from '../dates.ts';
 import { logPrefix, SITE_PATHS, type Origins } from '../paths.ts';
 import type { HistoryRecord, LogRecord } from '../records.ts';
@@ -63,8 +63,8 @@ export function logSummary(history: HistoryRecord, log: LogRecord | undefined): 
   };
 }
 
-/** A part of a sentence: its words, a link to a path of the site, or a command to type. */
-export type Part = string | { text: string; path: string } | { code: string };
+/** A part of a sentence: its words, a link to a path of the site, a command to type, or a time (ISO 8601). */
+export type Part = string | { text: string; path: string } | { code: string } | { time: string };
 
 const nights = (n: number) => `${count(n)} ${n === 1 ? 'night' : 'nights'}`;
 
@@ -91,9 +91,10 @@ function countsSentence(s: LogSummary): string {
 const ON_TIME_MEANS =
   'Witnessed on time means the witnesses cosigned the night within four days of its date, so it cannot have been made up later; logged late means they cosigned it later (imported, or the log fell behind).';
 
-function witnessesSentence(s: LogSummary): string {
-  if (s.witnesses.length === 0) return 'No witness has cosigned yet.';
-  return `Cosigned by ${listed(s.witnesses)}; ${s.quorumAt ? `the quorum last cosigned at ${s.quorumAt}` : 'the quorum has not cosigned yet'}.`;
+function witnessesSentence(s: LogSummary): Part[] {
+  if (s.witnesses.length === 0) return ['No witness has cosigned yet.'];
+  const cosigned = `Cosigned by ${listed(s.witnesses)}; `;
+  return s.quorumAt ? [`${cosigned}the quorum last cosigned at `, { time: s.quorumAt }, '.'] : [`${cosigned}the quorum has not cosigned yet.`];
 }
 
 function gapsSentence(gaps: readonly string[], span: { from: string; through: string }): string {
@@ -103,16 +104,16 @@ function gapsSentence(gaps: readonly string[], span: { from: string; through: st
 }
 
 /** The landing page's account of the log: the facts, a sentence each, then where to look further. */
-export function logSentences(s: LogSummary | undefined, demo: boolean, cfg: Pick<Origins, 'siteUrl'>): { facts: string[]; further: Part[][] } {
-  const facts = s
+export function logSentences(s: LogSummary | undefined, demo: boolean, cfg: Pick<Origins, 'siteUrl'>): { facts: Part[][]; further: Part[][] } {
+  const facts: Part[][] = s
     ? [
-      ...(s.halted ? [`The log is halted since ${s.halted.at}: ${s.halted.reason}.`] : []),
-      countsSentence(s),
-      ...(s.notLogged > 0 ? [`${nights(s.notLogged)} not logged yet; a night is logged once final, three days after its date.`] : []),
-      ...(s.witnessed ? [witnessesSentence(s), ON_TIME_MEANS] : []),
-      ...(s.span ? [gapsSentence(s.gaps, s.span)] : []),
+      ...(s.halted ? [['The log is halted since ', { time: s.halted.at }, `: ${s.halted.reason}.`]] : []),
+      [countsSentence(s)],
+      ...(s.notLogged > 0 ? [[`${nights(s.notLogged)} not logged yet; a night is logged once final, three days after its date.`]] : []),
+      ...(s.witnessed ? [witnessesSentence(s), [ON_TIME_MEANS]] : []),
+      ...(s.span ? [[gapsSentence(s.gaps, s.span)]] : []),
     ]
-    : ['The track record could not be read right now.'];
+    : [['The track record could not be read right now.']];
   return {
     facts,
     further: [

@@ -115,6 +115,7 @@ export function logAccount({ stats, history, log }: PageInput, cfg: Origins): Re
 
 function partHtml(part: Part): string {
   if (typeof part === 'string') return esc(part);
+  if ('time' in part) return `<time datetime="${esc(part.time)}">${esc(part.time)}</time>`;
   return 'code' in part ? `<code>${esc(part.code)}</code>` : `<a href="${esc(part.path)}">${esc(part.text)}</a>`;
 }
 
@@ -122,7 +123,7 @@ function verifySection(input: PageInput, cfg: Origins): string {
   const { facts, further } = logAccount(input, cfg);
   return `<section aria-labelledby="h-verify"><h2 id="h-verify">Verify these figures</h2>
 <ul id="log-summary">
-${facts.map((fact) => `<li>${esc(fact)}</li>`).join('\n')}
+${facts.map((parts) => `<li>${parts.map(partHtml).join('')}</li>`).join('\n')}
 </ul>
 ${further.map((parts) => `<p>${parts.map(partHtml).join('')}</p>`).join('\n')}
 </section>`;

@@ -11,7 +11,7 @@ import { DISCOVERY_DOCUMENTS, ENDPOINTS } from './links.ts';
 export function renderMarkdown(input: PageInput, cfg: Origins): string {
   const { stats: s, health, history } = input;
   const { facts, further } = logAccount(input, cfg);
-  const part = (p: Part) => (typeof p === 'string' ? p : 'code' in p ? `\`${p.code}\`` : `[${p.text}](${cfg.siteUrl}${p.path})`);
+  const part = (p: Part) => (typeof p === 'string' ? p : 'time' in p ? p.time : 'code' in p ? `\`${p.code}\`` : `[${p.text}](${cfg.siteUrl}${p.path})`);
   const out: string[] = [`# ${SERVICE_NAME}`, ''];
   out.push(lede(s?.data_source === 'demo'), '');
   if (s?.data_source === 'demo') out.push(`> **${DEMO_NOTICE}**`, '');
@@ -67,7 +67,7 @@ export function renderMarkdown(input: PageInput, cfg: Origins): string {
     s?.attribution.cite ?? citeSentence(cfg),
     '',
     '## Verify these figures', '',
-    ...facts.map((fact) => `- ${fact}`), '',
+    ...facts.map((parts) => `- ${parts.map(part).join('')}`), '',
     ...further.flatMap((parts) => [parts.map(part).join(''), '']),
     '## For programs and agents', '',
     ...ENDPOINTS.map((d) => (d.postOnly ? `- \`${cfg.siteUrl}${d.path}\`: ${d.title}` : `- [${d.path}](${cfg.siteUrl}${d.path}): ${d.title}`)),

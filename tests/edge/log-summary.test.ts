@@ -38,7 +38,8 @@ const upstreamOf = (history: HistoryRecord, log: () => Promise<LogRecord>): Upst
 });
 
 const ENTITIES: Record<string, string> = { '&amp;': '&', '&lt;': '<', '&gt;': '>', '&quot;': '"', '&#39;': "'" };
-const text = (html: string) => html.replace(/&(amp|lt|gt|quot|#39);/g, (e) => ENTITIES[e]!);
+/** The text an element's inner HTML reads as. */
+const text = (html: string) => html.replace(/<[^>]*>/g, '').replace(/&(amp|lt|gt|quot|#39);/g, (e) => ENTITIES[e]!);
 
 /** The page in both forms, and the facts each lists in its "Verify these figures" section. */
 async function page(upstream: Upstream) {
@@ -54,6 +55,8 @@ async function page(upstream: Upstream) {
   return {
     html,
     htmlFacts: [...list.matchAll(/<li>([\s\S]*?)<\/li>/g)].map((m) => text(m[1]!)),
+    /** The times the facts mark up for machines. */
+    htmlTimes: [...list.matchAll(/<time datetime="([^"]*)">/g)].map((m) => m[1]!),
     htmlFurther: [...section.matchAll(/<p>[\s\S]*?<\/p>/g)].map((m) => m[0]),
     markdownFacts: mdSection.split('\n').filter((line) => line.startsWith('- ')).map((line) => line.slice(2)),
     markdownFurther: mdSection.split('\n').filter((line) => line && !line.startsWith('- ') && !line.startsWith('#')),
@@ -61,8 +64,8 @@ async function page(upstream: Upstream) {
   };
 }
 
-/** Says `facts` in both forms, then where to look further, in valid HTML. */
-async function expectFacts(upstream: Upstream, facts: string[], further = { html: FURTHER_HTML, markdown: FURTHER_MARKDOWN }): Promise<void> {
+/** Says `facts` in both forms, then where to look further, in valid HTML; returns the page. */
+async function expectFacts(upstream: Upstream, facts: string[], further = { html: FURTHER_HTML, markdown: FURTHER_MARKDOWN }): Promise<Awaited<ReturnType<typeof page>>> {
   const shown = await page(upstream);
   expect(shown.htmlFacts).toEqual(facts);
   expect(shown.markdownFacts).toEqual(facts);
@@ -71,6 +74,7 @@ async function expectFacts(upstream: Upstream, facts: string[], further = { html
   // The page writes its doctype in lower case, which HTML allows: a matter of style.
   const report = await new HtmlValidate({ extends: ['html-validate:recommended'], rules: { 'doctype-style': 'off' } }).validateString(shown.html);
   expect(report.results.flatMap((r) => r.messages.map((m) => `${m.ruleId}: ${m.message}`))).toEqual([]);
+  return shown;
 }
 
 const variant = async (v: FixtureVariant) => ({ history: fixedHistory('polymarket', v), log: await fixedLog(cfg.siteUrl, v) });
@@ -95,13 +99,14 @@ describe("the page's account of the log", () => {
     // The four oldest nights were first cosigned more than four days after their date: late, never on time.
     expect(history.nights.slice(0, 4).map((n) => n.witnessed_on_time)).toEqual([false, false, false, false]);
     expect(summary).toMatchObject({ logged: 17, witnessed: true, onTime: 12, late: 4, awaiting: 1, witnesses: [...FIXED_WITNESSES], quorumAt: '2025-03-19T01:00:00Z' });
-    await expectFacts(upstreamOf(history, async () => log), [
+    const shown = await expectFacts(upstreamOf(history, async () => log), [
       '17 nights logged: 12 witnessed on time, 4 logged late, 1 awaiting the witnesses.',
       NOT_LOGGED,
       'Cosigned by alice.example/witness and bob.example/witness; the quorum last cosigned at 2025-03-19T01:00:00Z.',
       'Witnessed on time means the witnesses cosigned the night within four days of its date, so it cannot have been made up later; logged late means they cosigned it later (imported, or the log fell behind).',
       NO_GAPS,
     ]);
+    expect(shown.htmlTimes).toEqual(['2025-03-19T01:00:00Z']);
   });
 
   it('counts no imported night as on time, and a later round that met the quorum as its latest cosigning', async () => {
@@ -116,12 +121,13 @@ describe("the page's account of the log", () => {
     const { history, log } = await variant({});
     const halted = { ...log, halted: { at: '2025-03-19T00:05:00Z', reason: HALT_REASON } };
     expect(logSummary(history, halted).halted).toEqual(halted.halted);
-    await expectFacts(upstreamOf(history, async () => halted), [
+    const shown = await expectFacts(upstreamOf(history, async () => halted), [
       `The log is halted since 2025-03-19T00:05:00Z: ${HALT_REASON}.`,
       '17 nights logged, 17 of them not witnessed: nobody else holds these checkpoints.',
       NOT_LOGGED,
       NO_GAPS,
     ]);
+    expect(shown.htmlTimes).toEqual(['2025-03-19T00:05:00Z']);
   });
 
   it('names every date between since_date and the last logged night with no figure, runs of them as spans', async () => {
