@@ -103,19 +103,30 @@ function gapsSentence(gaps: readonly string[], span: { from: string; through: st
     : `Dates with no figure (gaps) between ${span.from} and ${span.through}: ${listed(runs(gaps))}.`;
 }
 
-/** The landing page's account of the log: the facts, a sentence each, then where to look further. */
+/** A part as plain text: a link by its words. */
+const plain = (part: Part) => (typeof part === 'string' ? part : 'time' in part ? part.time : 'code' in part ? part.code : part.text);
+
+/** The account's facts in one line of plain text, for the agents' summaries of the track record. */
+export function logFactsText(history: HistoryRecord, log: LogRecord | undefined): string {
+  return `Transparency log (the whole record): ${logFacts(logSummary(history, log)).map((parts) => parts.map(plain).join('')).join(' ')}`;
+}
+
+/** What the log shows, a sentence each. */
+function logFacts(s: LogSummary | undefined): Part[][] {
+  if (!s) return [['The track record could not be read right now.']];
+  return [
+    ...(s.halted ? [['The log is halted since ', { time: s.halted.at }, `: ${s.halted.reason}.`]] : []),
+    [countsSentence(s)],
+    ...(s.notLogged > 0 ? [[`${nights(s.notLogged)} not logged yet; a night is logged once final, three days after its date.`]] : []),
+    ...(s.witnessed ? [witnessesSentence(s), [ON_TIME_MEANS]] : []),
+    ...(s.span ? [[gapsSentence(s.gaps, s.span)]] : []),
+  ];
+}
+
+/** The landing page's account of the log: the facts, then where to look further. */
 export function logSentences(s: LogSummary | undefined, demo: boolean, cfg: Pick<Origins, 'siteUrl'>): { facts: Part[][]; further: Part[][] } {
-  const facts: Part[][] = s
-    ? [
-      ...(s.halted ? [['The log is halted since ', { time: s.halted.at }, `: ${s.halted.reason}.`]] : []),
-      [countsSentence(s)],
-      ...(s.notLogged > 0 ? [[`${nights(s.notLogged)} not logged yet; a night is logged once final, three days after its date.`]] : []),
-      ...(s.witnessed ? [witnessesSentence(s), [ON_TIME_MEANS]] : []),
-      ...(s.span ? [[gapsSentence(s.gaps, s.span)]] : []),
-    ]
-    : [['The track record could not be read right now.']];
   return {
-    facts,
+    facts: logFacts(s),
     further: [
       s?.signed === false
         ? ["The log's page, with the technical detail, opens once its first checkpoint is signed."]

@@ -109,6 +109,30 @@ describe("the page's account of the log", () => {
     expect(shown.htmlTimes).toEqual(['2025-03-19T01:00:00Z']);
   });
 
+  it("gives agents the same facts beside the track record: MCP get_history (of the whole record, whatever the range) and A2A's history skill", async () => {
+    const { history, log } = await variant({ witnessed: true });
+    const app = createApp(cfg, { figures: createFigures(cfg, upstreamOf(history, async () => log)) });
+    const json = { 'content-type': 'application/json', accept: 'application/json, text/event-stream' };
+    const line = [
+      'Transparency log (the whole record):',
+      '17 nights logged: 12 witnessed on time, 4 logged late, 1 awaiting the witnesses.',
+      NOT_LOGGED,
+      'Cosigned by alice.example/witness and bob.example/witness; the quorum last cosigned at 2025-03-19T01:00:00Z.',
+      'Witnessed on time means the witnesses cosigned the night within four days of its date, so it cannot have been made up later; logged late means they cosigned it later (imported, or the log fell behind).',
+      NO_GAPS,
+    ].join(' ');
+    const tool = await (await app.request(SITE_PATHS.MCP, {
+      method: 'POST', headers: json, body: JSON.stringify({ jsonrpc: '2.0', id: 1, method: 'tools/call', params: { name: 'get_history', arguments: { from: '2025-03-10' } } }),
+    })).json();
+    expect(tool.result.structuredContent.nights[0].date).toBe('2025-03-10');
+    expect(tool.result.content[0].text.split('\n').at(-1)).toBe(line);
+    const reply = await (await app.request(SITE_PATHS.A2A, {
+      method: 'POST', headers: json,
+      body: JSON.stringify({ jsonrpc: '2.0', id: 2, method: 'message/send', params: { message: { kind: 'message', messageId: 'm1', role: 'user', parts: [{ kind: 'text', text: 'the whole track record' }] } } }),
+    })).json();
+    expect(reply.result.parts[0].text.split('\n').at(-1)).toBe(line);
+  });
+
   it('counts no imported night as on time, and a later round that met the quorum as its latest cosigning', async () => {
     const { history, log } = await variant({ witnessed: true });
     // Imported a year late: the record says false, or null while the round is under way; neither is on time.
