@@ -13,7 +13,7 @@ import { madeFrom, type Figures, type Prepared } from './figures.ts';
 import { etagMatches, jsonError, strongEtag } from './http.ts';
 import { JSON_TYPE, unavailable } from './routing.ts';
 import { esc } from './page/escape.ts';
-import { logPrefix, SITE_PATHS } from '../contract/paths.ts';
+import { logOrigin, logPrefix, SITE_PATHS } from '../contract/paths.ts';
 import type { LogRecord } from '../contract/records.ts';
 import { logInUse, SERVICE_NAME, verification } from '../contract/texts/rules.ts';
 import { base64 } from '../contract/log-key.ts';
@@ -137,6 +137,19 @@ ${witnessed}
 `;
 }
 
+function emptyLogPage(cfg: Pick<EdgeConfig, 'siteUrl' | 'logOrigin'>): string {
+  return `<!doctype html>
+<html lang="en"><head><meta charset="utf-8"><meta name="viewport" content="width=device-width, initial-scale=1">
+<title>Transparency log · ${esc(SERVICE_NAME)}</title></head>
+<body><main>
+<h1>Transparency log of the nightly figures</h1>
+<p>The log holds no signed checkpoint yet: a night enters it three days after its date, and the writer signs each new tree.</p>
+<p>${esc(verification(cfg).logged)}</p>
+<p><a href="${SITE_PATHS.HOME}">Back to the figures</a></p>
+</main></body></html>
+`;
+}
+
 const ISO_DATE = /^\d{4}-\d{2}-\d{2}$/;
 
 /** Whether a tile lies beyond a tree of `size` leaves: a view that is behind may not hold it yet. */
@@ -175,6 +188,8 @@ export function createLogApp(cfg: EdgeConfig, figures: Figures): Hono {
       // A person who follows a link to the other log's page is taken to the log in use.
       const inUse = await current();
       if (inUse && inUse !== 'down' && inUse.demo !== demo) return c.redirect(logPrefix(inUse.demo));
+      // Before the first checkpoint the page says so, rather than answer a person with a 404.
+      if (inUse === undefined) return new Response(emptyLogPage(cfg), { headers: { 'content-type': 'text/html; charset=utf-8', 'cache-control': SHORT_CACHE_CONTROL } });
       const log = await served();
       if (log instanceof Response) return log;
       return new Response(logPage(log, cfg), { headers: { 'content-type': 'text/html; charset=utf-8', 'cache-control': SHORT_CACHE_CONTROL } });
@@ -233,6 +248,9 @@ export function createLogApp(cfg: EdgeConfig, figures: Figures): Hono {
 
     // The receipts there are: each night's latest entry, by date.
     app.get(at('proof/'), async () => {
+      const inUse = await current();
+      // No checkpoint signed yet: no receipt either.
+      if (inUse === undefined) return new Response(`${JSON.stringify({ origin: logOrigin(cfg, demo), size: 0, receipts: [], gaps: [] })}\n`, { headers: { 'content-type': JSON_TYPE, 'cache-control': NOT_YET['cache-control'] } });
       const log = await served();
       if (log instanceof Response) return log;
       const receipts = [...log.latest].sort(([a], [b]) => (a < b ? -1 : 1)).map(([date, index]) => ({ date, index, url: `${cfg.siteUrl}${logPrefix(demo)}proof/${date}` }));
