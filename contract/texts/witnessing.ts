@@ -35,7 +35,7 @@ export interface LogSummary {
 }
 
 /** The key name a cosignature line ("— <name> <base64>") carries. */
-const signerOf = (line: string) => line.split(' ')[1] ?? '';
+export const signerOf = (line: string) => line.split(' ')[1] ?? '';
 
 export function logSummary(history: HistoryRecord, log: LogRecord | undefined): LogSummary {
   const logged = history.nights.filter((n) => n.log_index !== null);

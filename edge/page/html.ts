@@ -113,7 +113,8 @@ export function logAccount({ stats, history, log }: PageInput, cfg: Origins): Re
   return logSentences(history && logSummary(history, log), stats?.data_source === 'demo', cfg);
 }
 
-function partHtml(part: Part): string {
+/** One part of a sentence (contract/texts/witnessing.ts) as HTML. */
+export function partHtml(part: Part): string {
   if (typeof part === 'string') return esc(part);
   if ('time' in part) return `<time datetime="${esc(part.time)}">${esc(part.time)}</time>`;
   return 'code' in part ? `<code>${esc(part.code)}</code>` : `<a href="${esc(part.path)}">${esc(part.text)}</a>`;

@@ -289,3 +289,17 @@ describe('the log, as a worker whose view is behind serves it', () => {
     expect(reads).toBe(before);
   });
 });
+
+describe('the log\'s page', () => {
+  it('gives the same account of the log as the landing page, then the log\'s origin and verifier key', async () => {
+    const page = await (await app.request(SITE_PATHS.LOG)).text();
+    const landing = await (await app.request(SITE_PATHS.HOME)).text();
+    const summary = (html: string) => /<ul id="log-summary">([\s\S]*?)<\/ul>/.exec(html)?.[1];
+    expect(summary(page)).toBeDefined();
+    expect(summary(page)).toBe(summary(landing));
+    expect(summary(page)).toContain('not witnessed: nobody else holds these checkpoints');
+    const log = await fixedLog(cfg.siteUrl);
+    expect(page).toContain(`<code>${logOrigin(cfg, false)}</code>`);
+    expect(page).toContain(log.vkey!.split('+')[0]);
+  });
+});
