@@ -27,6 +27,7 @@ export const STATS_TABLES = {
   breadth: { kind: 'data', demoRows: true, appendOnly: false },
   capital: { kind: 'data', demoRows: true, appendOnly: false },
   heartbeat: { kind: 'data', demoRows: true, appendOnly: false },
+  capital_held: { kind: 'data', demoRows: false, appendOnly: false },
   log_entry: { kind: 'data', demoRows: true, appendOnly: true },
   quoted_market: { kind: 'data', demoRows: false, appendOnly: false },
   history_snapshot: { kind: 'derived', demoRows: false, appendOnly: false },

@@ -201,6 +201,30 @@ describe('the writer against the documented Polymarket', () => {
     }
   }, 60_000);
 
+  it('counts the held-back readings in the database: three separate `once` runs (a cron-run writer) publish a real jump', async () => {
+    // The last snapshot holds the stale 0 the previous case confirmed; the balance is back, a jump
+    // with no transfer or trade since. Each `once` is a new process that remembers nothing itself.
+    const capital = () => query<{ n: number; cash: number }>(stack.db.adminUrl,
+      `select count(*)::int as n, (select cash_usd::float8 from stats.capital order by observed_at desc limit 1) as cash from stats.capital`).then((r) => r[0]!);
+    const held = () => query<{ readings: number; cash: number }>(stack.db.adminUrl, 'select readings, cash_usd::float8 as cash from stats.capital_held');
+    const before = await capital();
+    expect(before.cash).toBe(0);
+    const cash = Number(fake.account.chainBalance) / 1e6;
+    for (const readings of [1, 2]) {
+      const run = await writer(['once']);
+      expect(run.code, run.stdout + run.stderr).toBe(0);
+      expect(run.lines.find((l) => l.msg === 'capital snapshot held back: it moved with no transfer or trade to explain it'))
+        .toMatchObject({ cash_usd: cash, previous_cash_usd: 0, readings });
+      expect(await capital()).toEqual(before);
+      expect(await held()).toEqual([{ readings, cash }]);
+    }
+    const third = await writer(['once']);
+    expect(third.code, third.stdout + third.stderr).toBe(0);
+    expect(third.lines.find((l) => l.msg === 'capital jump confirmed by consecutive readings: published')).toMatchObject({ readings: 3 });
+    expect(await capital()).toEqual({ n: before.n + 1, cash });
+    expect(await held()).toEqual([]);
+  }, 60_000);
+
   it('counts markets quoted in 24 h across separate runs, storing only keyed digests', async () => {
     const a = fake.account;
     const saved = a.orders;
