@@ -41,6 +41,11 @@ export class PolymarketSource implements Source {
     this.digestKey = createHmac('sha256', cfg.secret).update('public-stats quoted-market digest').digest();
   }
 
+  /** The account's signature type (SIGNATURE_TYPE). */
+  get signatureType(): number {
+    return this.cfg.signatureType;
+  }
+
   /** Whether cash is read on chain (POLYGON_RPC_URL) rather than from the CLOB. */
   get usesChain(): boolean {
     return Boolean(this.cfg.polygonRpcUrl);
@@ -133,13 +138,20 @@ export class PolymarketSource implements Source {
   }
 
   /**
-   * The payout dated `payoutDate`: the earnings of the activity day before it (paid at 00:00 UTC).
-   * A night under the $1 minimum is not paid, so it is 0; a night with no rows is 0 once it is a day
-   * old (Polymarket has had a whole day to report it) and not yet known before that.
+   * The payout dated `payoutDate`: the earnings of the activity day before it, paid at 00:00 UTC of
+   * the payout date (https://docs.polymarket.com/market-makers/liquidity-rewards). A night under the
+   * $1 minimum is not paid, so it is 0. A night is reported once its activity day is over (the payout
+   * date has come) and /rewards/user/total answered for that day: an answer without a row for it
+   * (an empty list, or null) is a night without rewards, recorded as 0 rather than left out, so a gap
+   * in the record always means the service has no figure (the route failed, or the writer did not
+   * run). Earnings are reported while their day runs ("user earnings and live percentages per market
+   * for a provided day", defaulting to today: https://docs.polymarket.com/api-reference/rewards/get-user-earnings-and-markets-configuration),
+   * so a day with rewards has rows before it ends; should one still arrive later, the next cycle's ask
+   * of the last two nights corrects the 0, audited. Null only for a payout date still to come.
    */
   async nightPayout(payoutDate: string, today: string): Promise<{ paid: number; earned: number } | null> {
-    const earned = await this.client.totalEarnings(addDays(payoutDate, -1));
-    if (earned === null) return payoutDate < today ? { paid: 0, earned: 0 } : null;
+    if (payoutDate > today) return null;
+    const earned = (await this.client.totalEarnings(addDays(payoutDate, -1))) ?? 0;
     return { paid: earned < MIN_PAYOUT_USD ? 0 : usd6(earned), earned: usd6(earned) };
   }
 
