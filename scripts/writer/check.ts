@@ -80,7 +80,9 @@ export async function runCheck(source: PolymarketSource, now: Date, log: Logger)
   const accruedUsd = (await reward('accrual today', () => client.totalEarnings(today), null)) ?? 0;
   const earning = await reward('markets earning today', () => client.earningMarkets(today), new Set<string>());
   if (rewardFailures.length > 0) {
-    flags.push(undocumented
+    // A 400 is the server refusing the request itself; for a type its reference does not list, that type.
+    const refused = undocumented && rewardFailures.some((f) => / answered HTTP 400\b/.test(f));
+    flags.push(refused
       ? `the rewards routes refused signature type ${signatureType}, which their reference does not list: this account's rewards cannot be read, ` +
         `so nothing the writer publishes about rewards would be right (${rewardFailures.length} reads failed; first: ${rewardFailures[0]})`
       : `${rewardFailures.length} reward reads failed (first: ${rewardFailures[0]})`);

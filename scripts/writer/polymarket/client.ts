@@ -44,11 +44,12 @@ export function rowDate(value: unknown): string | undefined {
 
 /**
  * The rows of a list answer: a bare array, or the `data` array of an envelope. No rows at all may
- * arrive as `null` (a body of null, or an envelope whose `data` is null): the Data API says a query
- * with no results answers "data: null or an empty list, never an error"
- * (https://docs.polymarket.com/api-reference/data-api/migrating-from-v1), so null is read as no rows
- * and reported through `onNull`. Anything else (an object that is no envelope) is an error: reading
- * an answer nobody documented as empty would publish a made-up zero.
+ * arrive as `null` (a body of null, or an envelope whose `data` is null): Polymarket documents a
+ * query without results as answering with data null or an empty list, never an error
+ * (https://docs.polymarket.com/api-reference/data-api/migrating-from-v1). The route pages the writer
+ * reads show arrays only, so null is read as no rows on every one of them and reported through
+ * `onNull`. Anything else (an object that is no envelope) is an error: reading an answer nobody
+ * documented as empty would publish a made-up zero.
  */
 export function rows(body: unknown, route: string, onNull?: (route: string) => void): Record<string, unknown>[] {
   if (Array.isArray(body)) return body as Record<string, unknown>[];
