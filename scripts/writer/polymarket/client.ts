@@ -110,7 +110,8 @@ export class PolymarketClient {
    * The maker selection every rewards call carries. The rewards routes document signature types 0,
    * 1 and 2 only (https://docs.polymarket.com/api-reference/rewards/get-total-earnings-for-user-by-date);
    * the official client sends the account's type whatever it is, 3 (POLY_1271, a deposit wallet)
-   * included (Polymarket/clob-client-v2 src/client.ts, getTotalEarningsForUserForDay). For a type-3
+   * included (Polymarket/clob-client-v2 src/client.ts, getTotalEarningsForUserForDay; Polymarket/py-clob-client-v2
+   * py_clob_client_v2/client.py, get_total_earnings_for_user_for_day). For a type-3
    * account the maker is therefore also named directly with the documented `maker_address`, so the
    * server need not derive it from a type its reference does not list.
    */
