@@ -104,7 +104,10 @@ const ORDER_ROUTES = new Set(['/data/orders', '/data/trades', '/trades']);
  * parameter's documented options (a named choice; `rewardsSignatureTypes` widens the list). */
 const DOCUMENTED_REWARDS_SIGNATURE_TYPES = [0, 1, 2];
 /** Activity types the feed returns only when `type` names them: "TIP is opt-in: it is never in the
- * default set" (https://docs.polymarket.com/api-reference/feeds/list-account-activity). */
+ * default set" (https://docs.polymarket.com/api-reference/feeds/list-account-activity, the v2 feed).
+ * The page of the v1 /activity this fake serves does not say; applying the feed's rule to it is this
+ * fake's named choice, the stricter one for a client (a tip is only seen when asked for). A TIP row
+ * carries its amount in `size` and its direction in `side` (IN or OUT), as that page says. */
 const OPT_IN_ACTIVITY = new Set(['TIP']);
 /** Routes that need L2 headers (https://docs.polymarket.com/api-reference/authentication). */
 const PRIVATE = new Set(['/rewards/user', '/rewards/user/total', '/balance-allowance', '/balance-allowance/update', '/data/orders', '/data/trades', '/trades']);
