@@ -53,8 +53,8 @@ export const SITE_DOCUMENTS: readonly SiteDocument[] = [
     // Scripts only from this host, none inline; Redoc injects its styles and runs search in a blob worker.
     headers: { 'Content-Security-Policy': "default-src 'self'; script-src 'self'; style-src 'self' 'unsafe-inline'; img-src 'self' data:; font-src 'self' data:; worker-src 'self' blob:; connect-src *; frame-ancestors *" },
   },
-  { path: SITE_PATHS.API_DOCS_SCRIPT, file: file(SITE_PATHS.API_DOCS_SCRIPT), source: 'api-docs.js', mediaType: 'text/javascript; charset=utf-8', cacheControl: CACHE_LONG },
-  // The bundle's name carries its version: it never changes under that name.
+  // The script's name carries a digest of its bytes, the bundle's its version: neither changes under its name.
+  { path: SITE_PATHS.API_DOCS_SCRIPT, file: file(SITE_PATHS.API_DOCS_SCRIPT), source: 'api-docs.js', mediaType: 'text/javascript; charset=utf-8', cacheControl: CACHE_IMMUTABLE },
   { path: SITE_PATHS.REDOC_BUNDLE, file: file(SITE_PATHS.REDOC_BUNDLE), mediaType: 'text/javascript; charset=utf-8', cacheControl: CACHE_IMMUTABLE },
   { path: SITE_PATHS.LLMS_TXT, file: file(SITE_PATHS.LLMS_TXT), source: 'llms.txt', mediaType: PLAIN_TEXT, cacheControl: CACHE_SHORT, title: 'Plain-text service summary for language models' },
   { path: SITE_PATHS.AUTH_MD, file: file(SITE_PATHS.AUTH_MD), source: 'auth.md', mediaType: MARKDOWN, cacheControl: CACHE_SHORT, title: 'Access policy and the current public key' },

@@ -1,10 +1,22 @@
 // Every public path of both hosts, and the URLs the documents mention, derived once from the
 // configured origins. The document templates refer to these by name ({{AUTH_MD_URL}}, …), so no URL
 // is typed by hand in more than one place.
+import { createHash } from 'node:crypto';
+import { readFileSync } from 'node:fs';
 import { createRequire } from 'node:module';
 
 /** The API reference's renderer, served under its version so the asset can be cached for good. */
 export const REDOC_VERSION: string = createRequire(import.meta.url)('redoc/package.json').version;
+
+/** The name part that stands for an asset's bytes: the first 16 hex digits of their SHA-256. */
+export function contentDigest(bytes: string | Uint8Array): string {
+  return createHash('sha256').update(bytes).digest('hex').slice(0, 16);
+}
+
+/** The API reference's own script (site/documents/api-docs.js, served as it is), named by its content
+ * so it can be cached for good: a changed script is a new name, and the page that loads it names it. */
+export const API_DOCS_SCRIPT_SOURCE = new URL('../site/documents/api-docs.js', import.meta.url);
+const API_DOCS_SCRIPT_DIGEST = contentDigest(readFileSync(API_DOCS_SCRIPT_SOURCE));
 
 /** The two public origins every absolute URL is made from: the site host and the API host. */
 export interface Origins {
@@ -28,7 +40,7 @@ export const SITE_PATHS = {
   LLMS_TXT: '/llms.txt',
   AUTH_MD: '/auth.md',
   API_DOCS: '/api-docs',
-  API_DOCS_SCRIPT: '/assets/api-docs.js',
+  API_DOCS_SCRIPT: `/assets/api-docs.${API_DOCS_SCRIPT_DIGEST}.js`,
   REDOC_BUNDLE: `/assets/redoc-${REDOC_VERSION}.standalone.js`,
   ROBOTS: '/robots.txt',
   SITEMAP: '/sitemap.xml',

@@ -27,6 +27,7 @@ export const STATS_TABLES = {
   breadth: { kind: 'data', demoRows: true, appendOnly: false },
   capital: { kind: 'data', demoRows: true, appendOnly: false },
   heartbeat: { kind: 'data', demoRows: true, appendOnly: false },
+  capital_held: { kind: 'data', demoRows: false, appendOnly: false },
   log_entry: { kind: 'data', demoRows: true, appendOnly: true },
   log_checkpoint: { kind: 'data', demoRows: true, appendOnly: true },
   log_cosignature: { kind: 'data', demoRows: false, appendOnly: true },

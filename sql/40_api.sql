@@ -44,10 +44,22 @@ comment on function public.landing_log() is 'The transparency log: its entries i
 alter function public.landing_log() owner to stats_owner;
 grant execute on function public.landing_log() to anon;
 
+-- Health answers with a record whatever happens while it is worked out: PostgREST turns an error
+-- whose SQLSTATE its table does not list into HTTP 400 ("other: 400", and others into 4xx or 5xx:
+-- https://docs.postgrest.org/en/v12/references/errors.html#status-codes), and health is read by its
+-- `status`, never by an HTTP error. An error raised here answers the record of a database that
+-- cannot be read, "down" with no data, as the gateway does when it cannot reach the database.
+-- (QUERY_CANCELED, a statement timeout, is not caught: PostgREST maps it to 500, which the gateway
+-- answers with the same record.)
 create function public.landing_health() returns json
-language sql stable security definer set search_path = '' as $$
-  select stats.health_at(now())
-$$;
+language plpgsql stable security definer set search_path = '' as $$
+begin
+  return stats.health_at(now());
+exception when others then
+  return pg_catalog.json_build_object('status', 'down',
+    'checked_at', pg_catalog.to_char(pg_catalog.timezone('UTC', now()), 'YYYY-MM-DD"T"HH24:MI:SS"Z"'),
+    'data', null, 'writer', null);
+end $$;
 comment on function public.landing_health() is 'Data freshness and writer liveness.';
 alter function public.landing_health() owner to stats_owner;
 grant execute on function public.landing_health() to anon;

@@ -27,3 +27,16 @@ export function orNone(value: string | null | undefined): string {
 export function listed(names: readonly string[]): string {
   return names.length < 2 ? names.join('') : `${names.slice(0, -1).join(', ')} and ${names.at(-1)}`;
 }
+
+const MONTHS = ['Jan', 'Feb', 'Mar', 'Apr', 'May', 'Jun', 'Jul', 'Aug', 'Sep', 'Oct', 'Nov', 'Dec'];
+
+/**
+ * An instant as a person reads it, in UTC to the minute: "26 Nov 2026, 07:27 UTC". Pages keep the
+ * exact ISO 8601 value beside it (HTML's <time datetime>); an unreadable value is returned as it is.
+ */
+export function humanTime(iso: string): string {
+  const t = new Date(iso);
+  if (Number.isNaN(t.getTime())) return iso;
+  const two = (n: number) => String(n).padStart(2, '0');
+  return `${t.getUTCDate()} ${MONTHS[t.getUTCMonth()]} ${t.getUTCFullYear()}, ${two(t.getUTCHours())}:${two(t.getUTCMinutes())} UTC`;
+}

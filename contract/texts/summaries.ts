@@ -3,7 +3,7 @@
 // the reporting rules (./rules.ts).
 import type { Origins } from '../paths.ts';
 import type { HealthRecord, HistoryRecord, LogRecord, PublishedHealth, PublishedStats } from '../records.ts';
-import { count, money, orNone, percent } from './format.ts';
+import { count, humanTime, money, orNone, percent } from './format.ts';
 import { citeSentence, DEMO_NOTICE, DEMO_RULE, RULES, SERVICE_NAME, verification } from './rules.ts';
 import { logFactsText } from './witnessing.ts';
 
@@ -14,7 +14,12 @@ export interface KeyFigure {
   value: number | null;
   shown: string;
   note?: string;
+  /** An instant the note ends with (ISO 8601): shown as a person reads it, the exact value kept beside it where the page can. */
+  at?: string;
 }
+
+/** A key figure's note in plain text, its instant as a person reads it. */
+export const noteText = (f: KeyFigure): string | undefined => (f.at ? `${f.note} ${humanTime(f.at)}` : f.note);
 
 /** The page's key figures, in order, for the HTML and the Markdown alike. */
 export function keyFigures(s: PublishedStats): KeyFigure[] {
@@ -26,7 +31,7 @@ export function keyFigures(s: PublishedStats): KeyFigure[] {
     { label: 'Best night', field: 'best_day_usd', value: s.best_day_usd, shown: money(s.best_day_usd) },
     { label: 'Worst night', field: 'worst_day_usd', value: s.worst_day_usd, shown: money(s.worst_day_usd) },
     { label: 'Markets quoted (24 h)', field: 'markets_quoted_24h', value: s.markets_quoted_24h, shown: count(s.markets_quoted_24h) },
-    { label: 'Capital at stake', field: 'at_stake_usd', value: c?.at_stake_usd ?? null, shown: money(c?.at_stake_usd), note: c ? `as of ${c.as_of}` : 'No snapshot yet' },
+    { label: 'Capital at stake', field: 'at_stake_usd', value: c?.at_stake_usd ?? null, shown: money(c?.at_stake_usd), ...(c ? { note: 'as of', at: c.as_of } : { note: 'No snapshot yet' }) },
   ];
 }
 

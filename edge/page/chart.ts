@@ -1,22 +1,31 @@
 // The nightly payouts as an inline SVG bar chart: no script, no external assets, one <rect> per
 // night with a <title> for pointer users; the page puts a table of the same nights beside it for
-// screen readers and text browsers.
+// screen readers and text browsers. The axis labels are HTML beside the SVG, not text inside it: the
+// SVG stretches to the width of the page, and text inside it would shrink with it (to a few pixels
+// on a phone), where HTML text keeps the page's size at every width.
 import { money } from '../../contract/texts/format.ts';
 import { esc } from './escape.ts';
 
+/** The drawing's own units; the page stretches it to its box (preserveAspectRatio="none"). */
 const WIDTH = 640;
-const HEIGHT = 220;
-const PAD = { top: 16, right: 8, bottom: 28, left: 56 };
+const HEIGHT = 200;
+const PAD = { top: 6, right: 4, bottom: 1, left: 4 };
 
-/** The axis, the top grid line and the four labels both charts share. */
-function frame(max: number, first: string, last: string): string {
+/** The axis and the top grid line both charts share, inside the SVG. */
+function frame(): string {
   const baseline = HEIGHT - PAD.bottom;
   return `<line class="axis" x1="${PAD.left}" y1="${baseline}" x2="${WIDTH - PAD.right}" y2="${baseline}"/>
-<line class="grid" x1="${PAD.left}" y1="${PAD.top}" x2="${WIDTH - PAD.right}" y2="${PAD.top}"/>
-<text x="${PAD.left - 6}" y="${PAD.top + 4}" text-anchor="end">${esc(money(max))}</text>
-<text x="${PAD.left - 6}" y="${baseline + 4}" text-anchor="end">$0</text>
-<text x="${PAD.left}" y="${HEIGHT - 8}">${esc(first)}</text>
-<text x="${WIDTH - PAD.right}" y="${HEIGHT - 8}" text-anchor="end">${esc(last)}</text>`;
+<line class="grid" x1="${PAD.left}" y1="${PAD.top}" x2="${WIDTH - PAD.right}" y2="${PAD.top}"/>`;
+}
+
+/** The SVG with its labels as HTML: the top value and $0 beside it, the first and last dates under it
+ * (hidden from assistive technology, which reads the SVG's title and description and the table). */
+function plot(svg: string, max: number, first: string, last: string): string {
+  return `<div class="plot">
+<div class="y" aria-hidden="true"><span>${esc(money(max))}</span><span>$0</span></div>
+${svg}
+<div class="x" aria-hidden="true"><span>${esc(first)}</span><span>${esc(last)}</span></div>
+</div>`;
 }
 
 export function nightsChart(daily: { date: string; usd: number }[]): string {
@@ -34,12 +43,12 @@ export function nightsChart(daily: { date: string; usd: number }[]): string {
   });
   const first = daily[0]!.date;
   const last = daily[daily.length - 1]!.date;
-  return `<svg class="chart" viewBox="0 0 ${WIDTH} ${HEIGHT}" role="img" aria-labelledby="chart-title chart-desc" xmlns="http://www.w3.org/2000/svg">
+  return plot(`<svg class="chart" viewBox="0 0 ${WIDTH} ${HEIGHT}" preserveAspectRatio="none" role="img" aria-labelledby="chart-title chart-desc" xmlns="http://www.w3.org/2000/svg">
 <title id="chart-title">Gross reward payout per night, ${esc(first)} to ${esc(last)}</title>
 <desc id="chart-desc">${daily.length} bars, one per settled night, oldest on the left; the highest is ${esc(money(max))}. The table below lists the same figures.</desc>
-${frame(max, first, last)}
+${frame()}
 ${bars.join('\n')}
-</svg>`;
+</svg>`, max, first, last);
 }
 
 /** At most this many points on the line: ten years of nights still draw in a few kilobytes. */
@@ -72,12 +81,12 @@ export function cumulativeChart(nights: { date: string; total_usd: number }[]): 
   const line = runningTotalPath(nights, { left: PAD.left, top: PAD.top, width: WIDTH - PAD.left - PAD.right, height: HEIGHT - PAD.top - PAD.bottom });
   const first = nights[0]!.date;
   const last = nights.at(-1)!.date;
-  return `<svg class="chart cumulative" viewBox="0 0 ${WIDTH} ${HEIGHT}" role="img" aria-labelledby="cumulative-title cumulative-desc" xmlns="http://www.w3.org/2000/svg">
+  return plot(`<svg class="chart cumulative" viewBox="0 0 ${WIDTH} ${HEIGHT}" preserveAspectRatio="none" role="img" aria-labelledby="cumulative-title cumulative-desc" xmlns="http://www.w3.org/2000/svg">
 <title id="cumulative-title">Running gross payout total, ${esc(first)} to ${esc(last)}</title>
 <desc id="cumulative-desc">A line rising from $0 to ${esc(money(max))} over ${nights.length} settled nights. The table below gives the total at the end of each month.</desc>
-${frame(max, first, last)}
+${frame()}
 <path class="line" d="${line}" fill="none"/>
-</svg>`;
+</svg>`, max, first, last);
 }
 
 /** The running total at the last night of each month, oldest first: the chart's table fallback. */

@@ -1,7 +1,7 @@
 // The landing page: server-rendered HTML that reads completely without JavaScript (the only
 // script is the optional WebMCP registration). Inline CSS and SVG, no external assets.
 import type { HistoryRecord, LogRecord, PublishedHealth, PublishedStats } from '../../contract/records.ts';
-import { count, money, orNone, percent } from '../../contract/texts/format.ts';
+import { count, humanTime, money, orNone, percent } from '../../contract/texts/format.ts';
 import { citeSentence, DEMO_NOTICE, disclaimer, FIGURES_LICENSE, lede, RULES, RULES_FOR_PEOPLE, SERVICE_NAME } from '../../contract/texts/rules.ts';
 import { keyFigures, replicaLag, type KeyFigure } from '../../contract/texts/summaries.ts';
 import { logSentences, logSummary, type Part } from '../../contract/texts/witnessing.ts';
@@ -22,15 +22,32 @@ a{color:var(--accent)}.lede{color:var(--muted)}
 .figures{display:grid;grid-template-columns:repeat(auto-fit,minmax(12rem,1fr));gap:.75rem;margin:0}
 .figures div{background:var(--panel);border-radius:.4rem;padding:.6rem .8rem}.figures dt{color:var(--muted);font-size:.9rem}.figures dd{margin:0;font-size:1.35rem;font-weight:650}
 .figures .note{display:block;font-size:.8rem;font-weight:400;color:var(--muted)}
-.chart{width:100%;height:auto;max-height:16rem}.chart .bar{fill:var(--accent)}.chart .axis{stroke:var(--fg)}.chart .grid{stroke:var(--line);stroke-dasharray:4 4}.chart .line{stroke:var(--accent);stroke-width:2.5}
-details{margin:.5rem 0}summary{cursor:pointer;color:var(--accent)}.chart text{font-size:12px;fill:var(--muted)}
+.plot{display:grid;grid-template-columns:auto minmax(0,1fr);column-gap:.4rem;margin:.5rem 0}
+.plot .y{display:flex;flex-direction:column;justify-content:space-between;text-align:right}
+.plot .x{grid-column:2;display:flex;justify-content:space-between;gap:1rem;padding-top:.2rem}
+.plot .y,.plot .x{font-size:.8rem;line-height:1.1;color:var(--muted);font-variant-numeric:tabular-nums;white-space:nowrap}
+.chart{display:block;width:100%;height:11rem}@media (min-width:40rem){.chart{height:14rem}}
+.chart .bar{fill:var(--accent)}.chart .axis{stroke:var(--fg)}.chart .grid{stroke:var(--line);stroke-dasharray:4 4}.chart .line{stroke:var(--accent);stroke-width:2.5}
+.chart line,.chart path{vector-effect:non-scaling-stroke}
+details{margin:.5rem 0}summary{cursor:pointer;color:var(--accent)}
 table{border-collapse:collapse;width:100%}th,td{text-align:left;padding:.25rem .5rem;border-bottom:1px solid var(--line)}td.num,th.num{text-align:right;font-variant-numeric:tabular-nums}
-code{background:var(--panel);padding:0 .2rem;border-radius:.2rem;overflow-wrap:anywhere}footer{margin:2rem 0 1rem;color:var(--muted);font-size:.9rem}
+time{white-space:nowrap}code{background:var(--panel);padding:0 .2rem;border-radius:.2rem;overflow-wrap:anywhere}footer{margin:2rem 0 1rem;color:var(--muted);font-size:.9rem}
 `;
 
-function figure({ label, field, value, shown, note }: KeyFigure): string {
+/** A calendar date, kept whole on one line. */
+function day(date: string): string {
+  return `<time datetime="${esc(date)}">${esc(date)}</time>`;
+}
+
+/** An instant as a person reads it ("26 Nov 2026, 07:27 UTC"), the exact ISO value in `datetime`. */
+function time(iso: string | null | undefined, field?: string): string {
+  const marked = field ? ` data-field="${field}"` : '';
+  return iso ? `<time${marked} datetime="${esc(iso)}">${esc(humanTime(iso))}</time>` : `<span${marked}>${esc(orNone(iso))}</span>`;
+}
+
+function figure({ label, field, value, shown, note, at }: KeyFigure): string {
   const data = value === null ? `<span data-field="${field}">${esc(shown)}</span>` : `<data data-field="${field}" value="${value}">${esc(shown)}</data>`;
-  return `<div><dt>${esc(label)}</dt><dd>${data}${note ? `<span class="note">${esc(note)}</span>` : ''}</dd></div>`;
+  return `<div><dt>${esc(label)}</dt><dd>${data}${note ? `<span class="note">${esc(note)}${at ? ` ${time(at)}` : ''}</span>` : ''}</dd></div>`;
 }
 
 function jsonLd(stats: PublishedStats | undefined, cfg: Origins): string {
@@ -68,7 +85,7 @@ function statsSections(s: PublishedStats): string {
 <dl class="figures">
 ${keyFigures(s).map(figure).join('\n')}
 </dl>
-<p>Last night's payout <strong>${esc(money(s.last_night_usd))}</strong>${s.last_night_date ? ` settled on <time datetime="${esc(s.last_night_date)}">${esc(s.last_night_date)}</time>` : ''}. ${esc(RULES_FOR_PEOPLE.accrual_is_estimate)}</p>
+<p>Last night's payout <strong>${esc(money(s.last_night_usd))}</strong>${s.last_night_date ? ` settled on ${day(s.last_night_date)}` : ''}. ${esc(RULES_FOR_PEOPLE.accrual_is_estimate)}</p>
 </section>
 
 <section aria-labelledby="h-nights"><h2 id="h-nights">The last ${s.daily.length} nights</h2>
@@ -77,7 +94,7 @@ ${nightsChart(s.daily)}
 <thead><tr><th scope="col">Date</th><th scope="col" class="num">Payout</th></tr></thead><tbody>${rows}</tbody></table>
 </section>
 
-<section aria-labelledby="h-returns"><h2 id="h-returns">Returns over ${r.window_days} days${r.from_date ? ` (${esc(r.from_date)} to ${esc(r.to_date)})` : ''}</h2>
+<section aria-labelledby="h-returns"><h2 id="h-returns">Returns over ${r.window_days} days${r.from_date && r.to_date ? ` (${day(r.from_date)} to ${day(r.to_date)})` : ''}</h2>
 <table><tbody>
 <tr><th scope="row">Rewards</th><td class="num"><data data-field="returns.rewards_usd" value="${r.rewards_usd ?? ''}">${esc(money(r.rewards_usd))}</data></td></tr>
 <tr><th scope="row">Trading costs (unwinding inventory)</th><td class="num"><data data-field="returns.trading_costs_usd" value="${r.trading_costs_usd ?? ''}">${esc(money(r.trading_costs_usd))}</data></td></tr>
@@ -95,7 +112,7 @@ ${c ? `<table><tbody>
 <tr><th scope="row">Inventory (filled positions)</th><td class="num">${esc(money(c.inventory_usd))}</td></tr>
 <tr><th scope="row">At stake (cash plus inventory)</th><td class="num">${esc(money(c.at_stake_usd))}</td></tr>
 <tr><th scope="row">Positions</th><td class="num">${esc(count(c.positions))}</td></tr>
-</tbody></table><p>Snapshot as of <time datetime="${esc(c.as_of)}">${esc(c.as_of)}</time>.</p>` : '<p>No capital snapshot has been recorded yet.</p>'}
+</tbody></table><p>Snapshot as of ${time(c.as_of)}.</p>` : '<p>No capital snapshot has been recorded yet.</p>'}
 </section>`;
 }
 
@@ -116,7 +133,7 @@ export function logAccount({ stats, history, log }: PageInput, cfg: Origins): Re
 /** One part of a sentence (contract/texts/witnessing.ts) as HTML. */
 export function partHtml(part: Part): string {
   if (typeof part === 'string') return esc(part);
-  if ('time' in part) return `<time datetime="${esc(part.time)}">${esc(part.time)}</time>`;
+  if ('time' in part) return time(part.time);
   return 'code' in part ? `<code>${esc(part.code)}</code>` : `<a href="${esc(part.path)}">${esc(part.text)}</a>`;
 }
 
@@ -134,7 +151,7 @@ function historySection(history: HistoryRecord): string {
   const ends = monthEnds(history.nights);
   const rows = ends.map((n) => `<tr><td>${esc(n.date)}</td><td class="num">${esc(money(n.total_usd))}</td></tr>`).join('');
   return `
-<section aria-labelledby="h-history"><h2 id="h-history">The whole record${history.since_date ? ` since ${esc(history.since_date)}` : ''}</h2>
+<section aria-labelledby="h-history"><h2 id="h-history">The whole record${history.since_date ? ` since ${day(history.since_date)}` : ''}</h2>
 ${cumulativeChart(history.nights)}
 <details><summary>Running total at the end of each month (table)</summary>
 <table id="history-table"><caption>Running gross payout total at the last settled night of each month</caption>
@@ -195,8 +212,8 @@ ${history ? historySection(history) : ''}
 
 <section aria-labelledby="h-freshness"><h2 id="h-freshness">Freshness</h2>
 <ul>
-<li>Figures updated at: <span data-field="updated_at">${esc(orNone(stats?.updated_at))}</span></li>
-<li>Health: <strong data-field="health.status">${esc(health.status)}</strong> (checked ${esc(health.checked_at)})${health.data ? `; latest payout ${esc(orNone(health.data.last_payout_date))} (${health.data.fresh ? 'fresh' : 'stale'}), latest accrual ${esc(orNone(health.data.last_accrual_at))} (${health.data.accrual_fresh ? 'fresh' : 'stale'})` : ''}${health.writer ? `; writer ${health.writer.alive ? 'alive' : 'not alive'}` : ''}.</li>
+<li>Figures updated at: ${time(stats?.updated_at, 'updated_at')}</li>
+<li>Health: <strong data-field="health.status">${esc(health.status)}</strong> (checked ${time(health.checked_at)})${health.data ? `; latest payout ${esc(orNone(health.data.last_payout_date))} (${health.data.fresh ? 'fresh' : 'stale'}), latest accrual ${time(health.data.last_accrual_at)} (${health.data.accrual_fresh ? 'fresh' : 'stale'})` : ''}${health.writer ? `; writer ${health.writer.alive ? 'alive' : 'not alive'}` : ''}.</li>
 ${replicaLag(health) ? `<li data-field="health.data.replica_lag_seconds">${esc(replicaLag(health))}</li>\n` : ''}<li>${esc(RULES.polling)}</li>
 </ul>
 </section>

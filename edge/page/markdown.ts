@@ -2,7 +2,7 @@
 // the same content as the HTML, minus the chart, plus the links an agent needs next.
 import { count, money, orNone, percent } from '../../contract/texts/format.ts';
 import { citeSentence, DEMO_NOTICE, disclaimer, lede, RULES, SERVICE_NAME } from '../../contract/texts/rules.ts';
-import { keyFigures, replicaLag } from '../../contract/texts/summaries.ts';
+import { keyFigures, noteText, replicaLag } from '../../contract/texts/summaries.ts';
 import type { Part } from '../../contract/texts/witnessing.ts';
 import { logAccount, type PageInput } from './html.ts';
 import { SITE_PATHS, type Origins } from '../../contract/paths.ts';
@@ -21,7 +21,7 @@ export function renderMarkdown(input: PageInput, cfg: Origins): string {
       `Figures updated at: ${orNone(s.updated_at)}`, '',
       '## Key figures', '',
       '| Figure | Value |', '|---|---|',
-      ...keyFigures(s).map((f) => `| ${f.label}${f.note ? ` (${f.note})` : ''} | ${f.shown} |`),
+      ...keyFigures(s).map((f) => `| ${f.label}${f.note ? ` (${noteText(f)})` : ''} | ${f.shown} |`),
       '',
       `## The last ${s.daily.length} nights`, '',
       '| Date | Gross payout |', '|---|---:|',

@@ -7,12 +7,14 @@ import type { PolymarketSource } from './polymarket/source.ts';
 import { CREDIT_TOLERANCE_USD, MIN_PAYOUT_USD } from './polymarket/source.ts';
 import { ACTIVITY_KINDS, tradingCost } from './polymarket/ledger.ts';
 import { usd6 } from './source.ts';
+import { UNDOCUMENTED_REWARDS_SIGNATURE_TYPE } from './polymarket/client.ts';
 
 /** Nights read back, as many as landing_stats' daily array shows. */
 export const CHECK_NIGHTS = 16;
 /** This many nights in a row without earnings is worth a look. */
 const QUIET_NIGHTS = 3;
 const money = (usd: number) => `$${usd.toFixed(2)}`;
+const orUnknown = (usd: number | null) => (usd === null ? 'unknown' : money(usd));
 
 export interface CheckReport {
   nights: { date: string; payout_usd: number; credited_usd: number }[];
@@ -20,21 +22,46 @@ export interface CheckReport {
   accrued_today_markets: number;
   markets_quoted_24h: number;
   capital: { cash_usd: number; clob_cash_usd: number; inventory_usd: number; positions: number; at_stake_usd: number };
-  yesterday_flows: { income_usd: number; deposits_usd: number; withdrawals_usd: number; trading_rows: number; unknown_types: string[] };
+  /** deposits and withdrawals include tips received and sent; null while a row's effect is unknown. */
+  yesterday_flows: { income_usd: number; deposits_usd: number | null; withdrawals_usd: number | null; trading_rows: number; unknown_types: string[] };
+  /** Implausible findings: any makes `check` exit 1. */
   flags: string[];
+  /** What the operator should know and nothing suggests is wrong. */
+  notes: string[];
 }
+
+/** A reward read that failed, in words (HTTP status and the server's message). */
+const failure = (error: unknown) => (error as Error).message;
 
 export async function runCheck(source: PolymarketSource, now: Date, log: Logger): Promise<CheckReport> {
   const { client } = source;
   await source.prepare().catch((error: Error) => log.warn('server clock unreadable; signing with the local clock', { error: error.message }));
   const today = utcDate(now);
   const flags: string[] = [];
+  const notes: string[] = [];
+  const signatureType = source.signatureType;
+  const undocumented = signatureType === UNDOCUMENTED_REWARDS_SIGNATURE_TYPE;
+  if (undocumented) {
+    notes.push(`SIGNATURE_TYPE ${signatureType} (a deposit wallet): Polymarket's rewards reference lists signature types 0, 1 and 2 only ` +
+      '(https://docs.polymarket.com/api-reference/rewards/get-total-earnings-for-user-by-date); the official client sends 3 as it is, ' +
+      'and the writer also names FUNDER_ADDRESS as maker_address. Compare the nightly figures below with the Rewards page before the first real write.');
+  }
+  // The reward reads, each on its own: one that fails is reported in words and the rest still runs.
+  const rewardFailures: string[] = [];
+  const reward = async <T>(what: string, read: () => Promise<T>, fallback: T): Promise<T> => {
+    try {
+      return await read();
+    } catch (error) {
+      rewardFailures.push(`${what}: ${failure(error)}`);
+      return fallback;
+    }
+  };
 
   const first = addDays(today, -(CHECK_NIGHTS - 1));
   const credits = await source.rewardCredits(first, today);
   const nights: CheckReport['nights'] = [];
   for (let date = first; date <= today; date = addDays(date, 1)) {
-    const night = await source.nightPayout(date, today);
+    const night = await reward(`night ${date}`, () => source.nightPayout(date, today), null);
     if (night === null) continue;
     nights.push({ date, payout_usd: night.paid, credited_usd: usd6(credits.get(date) ?? 0) });
   }
@@ -50,8 +77,16 @@ export async function runCheck(source: PolymarketSource, now: Date, log: Logger)
   }
   if (quiet >= QUIET_NIGHTS) flags.push(`no paid earnings for the last ${quiet} nights: check SIGNATURE_TYPE and FUNDER_ADDRESS (a wrong maker address reads as an empty account)`);
 
-  const accruedUsd = (await client.totalEarnings(today)) ?? 0;
-  const earning = await client.earningMarkets(today);
+  const accruedUsd = (await reward('accrual today', () => client.totalEarnings(today), null)) ?? 0;
+  const earning = await reward('markets earning today', () => client.earningMarkets(today), new Set<string>());
+  if (rewardFailures.length > 0) {
+    // A 400 is the server refusing the request itself; for a type its reference does not list, that type.
+    const refused = undocumented && rewardFailures.some((f) => / answered HTTP 400\b/.test(f));
+    flags.push(refused
+      ? `the rewards routes refused signature type ${signatureType}, which their reference does not list: this account's rewards cannot be read, ` +
+        `so nothing the writer publishes about rewards would be right (${rewardFailures.length} reads failed; first: ${rewardFailures[0]})`
+      : `${rewardFailures.length} reward reads failed (first: ${rewardFailures[0]})`);
+  }
   const t = now.getTime();
   const quoted = new Set([...(await client.openOrderMarkets(t)), ...(await client.makerFillMarkets(Math.floor((t - DAY_MS) / 1000)))].map((q) => q.market.toLowerCase()));
 
@@ -67,8 +102,7 @@ export async function runCheck(source: PolymarketSource, now: Date, log: Logger)
   const flows = await client.activity(start, start + DAY_MS / 1000);
   const summary = tradingCost({ cash: 0, inventory: 0 }, { cash: 0, inventory: 0 }, flows);
   const unknown = summary.kind === 'provisional' ? summary.unknownTypes : [];
-  if (unknown.length > 0) flags.push(`activity of types the writer does not know (${unknown.join(', ')}): the trading cost of such a day is held back`);
-  const sum = (kind: string, type?: string) => usd6(flows.filter((f) => ACTIVITY_KINDS[f.type] === kind && (!type || f.type === type)).reduce((s, f) => s + Math.abs(f.usdcSize), 0));
+  if (unknown.length > 0) flags.push(`activity whose effect on cash the writer cannot tell (${unknown.join(', ')}): the trading cost of such a day is held back`);
 
   return {
     nights,
@@ -81,12 +115,13 @@ export async function runCheck(source: PolymarketSource, now: Date, log: Logger)
     },
     yesterday_flows: {
       income_usd: usd6(flows.filter((f) => ACTIVITY_KINDS[f.type] === 'income').reduce((s, f) => s + f.usdcSize, 0)),
-      deposits_usd: sum('transfer', 'DEPOSIT'),
-      withdrawals_usd: sum('transfer', 'WITHDRAWAL'),
+      deposits_usd: summary.kind === 'cost' ? usd6(summary.deposits) : null,
+      withdrawals_usd: summary.kind === 'cost' ? usd6(summary.withdrawals) : null,
       trading_rows: flows.filter((f) => ACTIVITY_KINDS[f.type] === 'trading').length,
       unknown_types: unknown,
     },
     flags,
+    notes,
   };
 }
 
@@ -101,12 +136,13 @@ export function formatCheck(r: CheckReport): string {
     `Markets quoted now or filled as maker in 24 h: ${r.markets_quoted_24h}`,
     `Capital: cash $${r.capital.cash_usd.toFixed(2)} (CLOB says $${r.capital.clob_cash_usd.toFixed(2)}), inventory $${r.capital.inventory_usd.toFixed(2)}, ` +
       `${r.capital.positions} positions, at stake $${r.capital.at_stake_usd.toFixed(2)}`,
-    `Yesterday's activity: income $${r.yesterday_flows.income_usd.toFixed(2)}, deposits $${r.yesterday_flows.deposits_usd.toFixed(2)}, ` +
-      `withdrawals $${r.yesterday_flows.withdrawals_usd.toFixed(2)}, ${r.yesterday_flows.trading_rows} trading rows`,
+    `Yesterday's activity: income $${r.yesterday_flows.income_usd.toFixed(2)}, deposits and tips in ${orUnknown(r.yesterday_flows.deposits_usd)}, ` +
+      `withdrawals and tips out ${orUnknown(r.yesterday_flows.withdrawals_usd)}, ${r.yesterday_flows.trading_rows} trading rows`,
     'Trading cost: computed once the writer has taken capital snapshots on both sides of a midnight.',
     '',
     r.flags.length === 0 ? 'Nothing implausible found.' : `Look at these before the first real write (${r.flags.length}):`,
     ...r.flags.map((f) => `  - ${f}`),
+    ...(r.notes.length === 0 ? [] : ['', 'Good to know:', ...r.notes.map((n) => `  - ${n}`)]),
   ];
   return lines.join('\n');
 }

@@ -17,6 +17,7 @@ export interface StatsTables {
   'stats.trading_cost': { date: string; usd: Usd; is_demo: boolean; recorded_at: Generated<Date>; updated_at: Generated<Date> };
   'stats.heartbeat': { at: Date; is_demo: boolean; writer: string | null };
   'stats.quoted_market': { digest: Buffer; last_seen_at: Date };
+  'stats.capital_held': { id: Generated<boolean>; cash_usd: Usd; at_stake_usd: Usd; readings: number; first_read_at: Date; last_read_at: Date };
   'stats.trading_cost_correction': { id: Generated<string>; date: string; old_usd: Usd; new_usd: Usd; corrected_at: Generated<Date> };
   'stats.log_entry': { idx: string; date: string; entry: string; is_demo: boolean; appended_at: Date };
   'stats.log_checkpoint': { size: string; root: string; note: string; vkey: string; is_demo: boolean; signed_at: Generated<Date> };

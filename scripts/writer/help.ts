@@ -72,7 +72,10 @@ Reads the configured Polymarket account and prints what the writer would publish
 the last ${CHECK_NIGHTS} nightly payouts beside the REWARD credits of each night, today's accrual and
 its markets, the markets quoted in 24 h, capital, and yesterday's cash flows by kind. It flags what
 looks implausible: no paid earnings for nights on end, zero cash with positions held, a night whose
-earnings and REWARD credits differ, activity of unknown types. Figures only: no address or id.
+earnings and REWARD credits differ, activity whose effect on cash it cannot tell (a type it does not
+know, a tip without a direction), reward reads that fail. For a deposit wallet (SIGNATURE_TYPE=3),
+which the rewards routes' reference does not list, it says so, and whether those routes answered.
+Figures only: no address or id.
 Exit code 0 when nothing is flagged, 1 otherwise. Run it before the first real write.`,
   'seed-demo': `Usage: npm run writer -- seed-demo
 

@@ -208,3 +208,23 @@ export async function serverNow(db: WriterDb): Promise<Date> {
   const { rows } = await sql<{ now: Date }>`select now() as now`.execute(db);
   return rows[0]!.now;
 }
+
+/** The capital reading held back as implausible, if any (stats.capital_held). */
+export interface HeldCapital { cash_usd: number; at_stake_usd: number; readings: number; first_read_at: Date; last_read_at: Date }
+
+export async function heldCapital(db: WriterDb | Trx): Promise<HeldCapital | undefined> {
+  const row = await db.selectFrom('stats.capital_held').select(['cash_usd', 'at_stake_usd', 'readings', 'first_read_at', 'last_read_at']).executeTakeFirst();
+  return row && { ...row, cash_usd: Number(row.cash_usd), at_stake_usd: Number(row.at_stake_usd) };
+}
+
+/** Records the reading held back now, replacing the one before. */
+export async function holdCapital(trx: Trx, held: HeldCapital): Promise<void> {
+  const values = { cash_usd: num(held.cash_usd), at_stake_usd: num(held.at_stake_usd), readings: held.readings, first_read_at: held.first_read_at, last_read_at: held.last_read_at };
+  await trx.insertInto('stats.capital_held').values({ id: true, ...values })
+    .onConflict((oc) => oc.column('id').doUpdateSet(values)).execute();
+}
+
+/** Forgets the held-back reading: a reading was published, or the readings stopped agreeing. */
+export async function releaseHeldCapital(trx: Trx): Promise<void> {
+  await trx.deleteFrom('stats.capital_held').execute();
+}

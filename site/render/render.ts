@@ -12,7 +12,7 @@ import { hostDocument } from './openapi.ts';
 import { isCalendarDate } from '../../contract/dates.ts';
 import { API_HOST_DOCUMENTS, STATIC_DOCUMENTS } from '../../contract/documents.ts';
 import { fillJson, fillText, type Vars } from './templates.ts';
-import { API_PATHS, logOrigin, publicUrls, SITE_PATHS, skillPath } from '../../contract/paths.ts';
+import { API_PATHS, contentDigest, logOrigin, publicUrls, SITE_PATHS, skillPath } from '../../contract/paths.ts';
 import { MCP_SERVER_NAME, MCP_SERVER_VERSION } from '../../contract/mcp.ts';
 import { mcpCardFacts, type McpCardFacts } from './mcp-card.ts';
 import { contractSchemas } from './schemas.ts';
@@ -178,6 +178,10 @@ export async function renderSiteDocuments(cfg: DocumentsConfig, outDir: string, 
   for (const doc of [...STATIC_DOCUMENTS, ...API_HOST_DOCUMENTS]) {
     if (!doc.source) continue;
     files.set(doc.file, doc.source.endsWith('.json') ? json(jsonTemplate(doc.source, vars)) : textTemplate(doc.source, vars));
+  }
+  // The script's name is the digest of its source; served otherwise (a placeholder filled), the name would lie.
+  if (!SITE_PATHS.API_DOCS_SCRIPT.includes(`.${contentDigest(files.get(fileOf(SITE_PATHS.API_DOCS_SCRIPT))!)}.`)) {
+    throw new Error(`${SITE_PATHS.API_DOCS_SCRIPT} is not named by the digest of what is served under it: keep site/documents/api-docs.js free of placeholders.`);
   }
 
   // Documents built from more than a template.

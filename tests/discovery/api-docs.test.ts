@@ -2,6 +2,8 @@
 // with Redoc's versioned bundle. It renders every operation with nothing fetched from elsewhere,
 // under a Content-Security-Policy that refuses inline scripts; axe-core finds no WCAG 2.x A/AA
 // violation, html-validate no error, and every link to this site answers.
+import { createHash } from 'node:crypto';
+import { readFileSync } from 'node:fs';
 import { HtmlValidate } from 'html-validate';
 import { chromium, type Browser } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
@@ -94,6 +96,21 @@ describe('/api-docs', () => {
       await context.close();
     }
   }, 60_000);
+
+  it('loads its own script under a name that is the digest of its bytes, immutable, and nothing under the old fixed name', async () => {
+    const { siteUrl } = inject('stack');
+    const html = await (await get(`${siteUrl}${SITE_PATHS.API_DOCS}`)).text();
+    const src = /<script src="(\/assets\/api-docs\.([0-9a-f]{16})\.js)" type="module">/.exec(html);
+    expect(src, html).not.toBeNull();
+    const res = await get(`${siteUrl}${src![1]}`, { headers: { 'accept-encoding': 'identity' } });
+    expect(res.status).toBe(200);
+    expect(res.headers.get('cache-control')).toBe('public, max-age=31536000, immutable');
+    expect(res.headers.get('content-type')).toBe('text/javascript; charset=utf-8');
+    const bytes = Buffer.from(await res.arrayBuffer());
+    expect(createHash('sha256').update(bytes).digest('hex').slice(0, 16)).toBe(src![2]);
+    expect(bytes.equals(readFileSync(new URL('../../site/documents/api-docs.js', import.meta.url)))).toBe(true);
+    expect((await get(`${siteUrl}/assets/api-docs.js`)).status).toBe(404);
+  });
 
   it('loads the renderer as a versioned, immutable, compressed asset from its npm package', async () => {
     const { siteUrl } = inject('stack');

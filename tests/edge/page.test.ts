@@ -39,6 +39,12 @@ async function importRealLookingData(adminUrl: string): Promise<void> {
 }
 
 const usd = (n: number) => `$${n.toLocaleString('en-US', { minimumFractionDigits: 2, maximumFractionDigits: 2 })}`;
+/** An ISO instant as the page should show it to a person: "26 Nov 2026, 07:27 UTC". */
+const readable = (iso: string) => {
+  const t = new Date(iso);
+  const month = t.toLocaleString('en-GB', { month: 'short', timeZone: 'UTC' });
+  return `${t.getUTCDate()} ${month} ${t.getUTCFullYear()}, ${String(t.getUTCHours()).padStart(2, '0')}:${String(t.getUTCMinutes()).padStart(2, '0')} UTC`;
+};
 
 let browser: Browser;
 let demo: TestStack;
@@ -96,7 +102,9 @@ for (const kind of ['demo', 'import'] as const) {
           expect((await el.textContent())?.trim(), field).toBe(usd(value!));
         }
         expect(await page.locator('data[data-field="markets_quoted_24h"]').getAttribute('value')).toBe(String(stats.markets_quoted_24h));
-        expect(await page.locator('[data-field="updated_at"]').textContent()).toBe(stats.updated_at);
+        const updated = page.locator('time[data-field="updated_at"]');
+        expect(await updated.getAttribute('datetime')).toBe(stats.updated_at);
+        expect(await updated.textContent()).toBe(readable(stats.updated_at));
         const body = await page.locator('body').innerText();
         expect(body).toContain(`Last night's payout (${stats.last_night_date})`);
         expect(body).toMatch(/Today's accrual \(estimate\)/i);
@@ -186,6 +194,59 @@ describe('the landing page on a phone', () => {
       await context.close();
     }
   });
+});
+
+describe('the page read by a person at 390 px and 1280 px, light and dark', () => {
+  for (const width of [390, 1280]) {
+    for (const colorScheme of ['light', 'dark'] as const) {
+      it(`${width} px, ${colorScheme}: timestamps as a person reads them in <time datetime>, chart labels at the page's text size`, async () => {
+        const context = await browser.newContext({ viewport: { width, height: 900 }, colorScheme, deviceScaleFactor: width === 390 ? 2 : 1, isMobile: width === 390 });
+        try {
+          const page = await context.newPage();
+          await page.goto(imported.cfg.siteUrl);
+          const view = await page.evaluate(() => ({ doc: document.documentElement.scrollWidth, width: window.innerWidth }));
+          expect(view.doc).toBeLessThanOrEqual(view.width);
+
+          // Every instant: the exact ISO value in datetime, the words a person reads in the text.
+          const times = await page.locator('time').evaluateAll((els) => els.map((e) => ({ datetime: e.getAttribute('datetime'), text: e.textContent, lines: e.getClientRects().length })));
+          // None is broken across lines (an ISO token broke at its hyphens before).
+          expect(times.filter((t) => t.lines !== 1)).toEqual([]);
+          const instants = times.filter((t) => t.datetime!.includes('T'));
+          expect(instants.length).toBeGreaterThanOrEqual(4); // capital (card and section), updated_at, health check, latest accrual
+          for (const t of instants) {
+            expect(t.datetime).toMatch(/^\d{4}-\d\d-\d\dT\d\d:\d\d:\d\dZ$/);
+            expect(t.text).toBe(readable(t.datetime!));
+          }
+          const stats = await (await fetch(`${imported.cfg.siteUrl}/api/stats`)).json() as { capital: { as_of: string } };
+          const card = page.locator('.figures .note time');
+          expect(await card.getAttribute('datetime')).toBe(stats.capital.as_of);
+          expect(await page.locator('.figures').innerText()).not.toContain(stats.capital.as_of);
+          // No key-figure card is wider than its box (a long token would push past it).
+          const overflowing = await page.locator('.figures > div').evaluateAll((els) => els.filter((e) => e.scrollWidth > e.clientWidth).length);
+          expect(overflowing).toBe(0);
+
+          // The charts' labels: HTML text at the page's size, inside the screen, first and last date apart.
+          const labels = await page.locator('.plot .y span, .plot .x span').evaluateAll((els) => els.map((e) => {
+            const box = e.getBoundingClientRect();
+            return { text: e.textContent, size: parseFloat(getComputedStyle(e).fontSize), left: box.left, right: box.right, top: box.top };
+          }));
+          expect(labels).toHaveLength(8); // two charts, a top value, $0 and two dates each
+          for (const label of labels) {
+            expect(label.size, label.text!).toBeGreaterThanOrEqual(12);
+            expect(label.left).toBeGreaterThanOrEqual(0);
+            expect(label.right).toBeLessThanOrEqual(view.width);
+          }
+          for (const i of [2, 6]) expect(labels[i]!.right).toBeLessThan(labels[i + 1]!.left);
+          // The drawing fills the width beside its value labels.
+          for (const chart of await page.locator('svg.chart').all()) expect((await chart.boundingBox())!.width).toBeGreaterThan(width * 0.6);
+          expect(await wcagViolations(page)).toEqual([]);
+          await page.screenshot({ path: path.join(OUT_DIR, `reader-${width}-${colorScheme}.png`), fullPage: true });
+        } finally {
+          await context.close();
+        }
+      }, 60_000);
+    }
+  }
 });
 
 describe('WebMCP on the page', () => {

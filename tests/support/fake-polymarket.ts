@@ -9,7 +9,8 @@
 //                                            Data API share it; the RPC is `${url}/rpc`)
 //   fake.account.*                           the account's facts, changeable between calls
 //   fake.clockOffsetMs                       the fake's clock runs this far ahead of the real one (/time, auth window)
-//   fake.restartFor(ms)                      the matching engine restarts: every CLOB route answers 425 for `ms`
+//   fake.restartFor(ms)                      the matching engine restarts: the order routes answer 425 for `ms`
+//   fake.rewardsSignatureTypes               signature types the rewards routes accept (the documented 0, 1, 2)
 //   fake.fail(path, ...faults)               answers served in order before the normal one (status 0 = delay only)
 //   fake.requests / fake.hits(path)          every request: path, query, status
 //   writerEnv(fake)                          the writer's settings that read this account from this fake
@@ -92,8 +93,22 @@ const END = 'LTE=';
 const cursorFor = (offset: number) => Buffer.from(String(offset)).toString('base64');
 /** Cursors are base64 offsets: "MA==" is 0, "LTE=" (-1) the end (https://docs.polymarket.com/api-reference/rewards/get-earnings-for-user-by-date). */
 const offsetOf = (cursor: string | undefined) => Math.max(0, Number(Buffer.from(cursor || 'MA==', 'base64').toString()) || 0);
-const CLOB_PREFIXES = ['/rewards/', '/balance-allowance', '/data/', '/trades'];
-const isClob = (path: string) => CLOB_PREFIXES.some((p) => path === p || path.startsWith(p));
+/** The order-related routes of the reads the writer makes: the ones a matching-engine restart answers
+ * with 425 ("During a restart window, the CLOB API returns HTTP 425 (Too Early) on all order-related
+ * endpoints": https://docs.polymarket.com/trading/matching-engine). Rewards, balances and /time are no
+ * order routes and keep answering (the page names no others; that reading is this fake's choice). */
+const ORDER_ROUTES = new Set(['/data/orders', '/data/trades', '/trades']);
+/** The signature types the rewards routes list ("Available options: 0, 1, 2":
+ * https://docs.polymarket.com/api-reference/rewards/get-total-earnings-for-user-by-date). What the server
+ * answers to another is not documented: by default this fake answers 400, as to any value outside a
+ * parameter's documented options (a named choice; `rewardsSignatureTypes` widens the list). */
+const DOCUMENTED_REWARDS_SIGNATURE_TYPES = [0, 1, 2];
+/** Activity types the feed returns only when `type` names them: "TIP is opt-in: it is never in the
+ * default set" (https://docs.polymarket.com/api-reference/feeds/list-account-activity, the v2 feed).
+ * The page of the v1 /activity this fake serves does not say; applying the feed's rule to it is this
+ * fake's named choice, the stricter one for a client (a tip is only seen when asked for). A TIP row
+ * carries its amount in `size` and its direction in `side` (IN or OUT), as that page says. */
+const OPT_IN_ACTIVITY = new Set(['TIP']);
 /** Routes that need L2 headers (https://docs.polymarket.com/api-reference/authentication). */
 const PRIVATE = new Set(['/rewards/user', '/rewards/user/total', '/balance-allowance', '/balance-allowance/update', '/data/orders', '/data/trades', '/trades']);
 
@@ -111,6 +126,8 @@ export class FakePolymarket {
   account: FakeAccount;
   requests: RecordedRequest[] = [];
   clockOffsetMs = 0;
+  /** The signature types the rewards routes accept (see DOCUMENTED_REWARDS_SIGNATURE_TYPES). */
+  rewardsSignatureTypes = [...DOCUMENTED_REWARDS_SIGNATURE_TYPES];
   private restartUntil = 0;
   private readonly faults = new Map<string, Fault[]>();
   private readonly open = new Set<ServerResponse>();
@@ -136,8 +153,8 @@ export class FakePolymarket {
     this.faults.set(path, [...(this.faults.get(path) ?? []), ...faults]);
   }
 
-  /** A matching-engine restart: the CLOB answers 425 "Too Early" for about 90 s in production
-   * (https://docs.polymarket.com/trading/matching-engine); GET /time, which is no engine call, keeps answering. */
+  /** A matching-engine restart: the order-related CLOB routes answer 425 "Too Early" for about 90 s in
+   * production (https://docs.polymarket.com/trading/matching-engine); the others keep answering. */
   restartFor(ms: number) {
     this.restartUntil = Date.now() + ms;
   }
@@ -174,7 +191,7 @@ export class FakePolymarket {
       if (fault.status !== 0) return send(fault.status, fault.body ?? '{"error":"fault"}', fault.headers);
     }
     if (url.pathname === '/rpc') return send(200, this.rpc(body));
-    if (isClob(url.pathname) && Date.now() < this.restartUntil) return send(425, { error: 'service not ready' });
+    if (ORDER_ROUTES.has(url.pathname) && Date.now() < this.restartUntil) return send(425, { error: 'service not ready' });
     if (PRIVATE.has(url.pathname)) {
       const problem = this.checkAuth(req, url.pathname, body);
       if (problem) return send(401, { error: 'Unauthorized/Invalid api key' });
@@ -210,6 +227,12 @@ export class FakePolymarket {
     return type === 0 ? this.account.address.toLowerCase() : `unknown-${type}`;
   }
 
+  private rewardsSignatureType(q: Record<string, string>) {
+    if (q.signature_type !== undefined && !this.rewardsSignatureTypes.includes(Number(q.signature_type))) {
+      throw new Error(`signature_type must be one of ${this.rewardsSignatureTypes.join(', ')}`);
+    }
+  }
+
   private isAccount(maker: string) {
     return maker === this.account.funder.toLowerCase();
   }
@@ -224,6 +247,7 @@ export class FakePolymarket {
       // sponsored=true returns sponsored-only earnings, its absence (default false) native-only.
       case '/rewards/user': {
         const day = requiredDate(q.date);
+        this.rewardsSignatureType(q);
         const sponsored = q.sponsored === 'true';
         const rows = this.isAccount(this.maker(q)) ? a.earnings.filter((e) => e.day === day && Boolean(e.sponsored) === sponsored) : [];
         const offset = offsetOf(q.next_cursor);
@@ -238,6 +262,7 @@ export class FakePolymarket {
       // earnings summed per asset address, a bare array; sponsored=true aggregates native and sponsored.
       case '/rewards/user/total': {
         const day = requiredDate(q.date);
+        this.rewardsSignatureType(q);
         const rows = this.isAccount(this.maker(q)) ? a.earnings.filter((e) => e.day === day && (q.sponsored === 'true' || !e.sponsored)) : [];
         const byAsset = new Map<string, { earnings: number; asset_rate: number }>();
         for (const e of rows) {
@@ -265,12 +290,16 @@ export class FakePolymarket {
 
       // https://docs.polymarket.com/api-reference/trade/get-trades (GET /trades, maker_address required;
       // the official clients call it /data/trades): after/before filter on match_time (Unix seconds).
+      // maker_address filters the trades to those of that maker: the trade's own maker_address, or one
+      // of its maker_orders (which of the two the server matches is not documented; this fake takes either).
       case '/trades':
       case '/data/trades': {
         if (path === '/trades' && !q.maker_address) throw new Error('maker_address is required');
         const after = q.after ? Number(q.after) : -Infinity;
         const before = q.before ? Number(q.before) : Infinity;
-        return { body: paged(a.trades.filter((t) => Number(t.match_time) > after && Number(t.match_time) < before), q.next_cursor, 100) };
+        const maker = q.maker_address?.toLowerCase();
+        const ofMaker = (t: Trade) => !maker || t.maker_address.toLowerCase() === maker || t.maker_orders.some((m) => m.maker_address.toLowerCase() === maker);
+        return { body: paged(a.trades.filter((t) => ofMaker(t) && Number(t.match_time) > after && Number(t.match_time) < before), q.next_cursor, 100) };
       }
 
       // https://docs.polymarket.com/api-reference/core/get-total-value-of-a-users-positions
@@ -290,18 +319,21 @@ export class FakePolymarket {
         return { body: rows.slice(offset, offset + limit) };
       }
 
-      // https://docs.polymarket.com/api-reference/core/get-user-activity: limit ≤ 500 (default 100),
-      // offset ≤ 5000 (400 beyond), start/end in Unix seconds, TIMESTAMP sort DESC by default, and
-      // excludeDepositsWithdrawals defaulting to true even when `type` names DEPOSIT or WITHDRAWAL.
+      // https://docs.polymarket.com/api-reference/core/get-user-activity: limit "max 500" (default 100;
+      // https://docs.polymarket.com/developers/misc-endpoints/data-api-activity: "Max number of trades to
+      // return (default 100, max 500)"), read here as a cap a larger limit is clamped to (a named choice);
+      // offset ≤ 5000 (400 beyond), start/end in Unix seconds, TIMESTAMP sort DESC by default,
+      // excludeDepositsWithdrawals defaulting to true even when `type` names DEPOSIT or WITHDRAWAL, and
+      // TIP rows only when `type` names TIP.
       case '/activity': {
         const user = requiredUser(q.user);
-        const { limit, offset } = window(q, 100, 500, 5000);
+        const { limit, offset } = window(q.limit === undefined ? q : { ...q, limit: String(Math.min(500, Number(q.limit))) }, 100, 500, 5000);
         const types = q.type ? new Set(q.type.split(',')) : undefined;
         const exclude = q.excludeDepositsWithdrawals !== 'false';
         const start = q.start ? Number(q.start) : -Infinity;
         const end = q.end ? Number(q.end) : Infinity;
         const rows = (user === a.funder.toLowerCase() ? a.activity : [])
-          .filter((r) => (!types || types.has(r.type)) && !(exclude && (r.type === 'DEPOSIT' || r.type === 'WITHDRAWAL')))
+          .filter((r) => (types ? types.has(r.type) : !OPT_IN_ACTIVITY.has(r.type)) && !(exclude && (r.type === 'DEPOSIT' || r.type === 'WITHDRAWAL')))
           .filter((r) => r.timestamp >= start && r.timestamp <= end);
         const key = q.sortBy === 'CASH' ? (r: ActivityRow) => r.usdcSize : q.sortBy === 'TOKENS' ? (r: ActivityRow) => r.size : (r: ActivityRow) => r.timestamp;
         const sign = q.sortDirection === 'ASC' ? 1 : -1;

@@ -1,7 +1,7 @@
 // The fake Polymarket pins the documented behaviour the writer depends on, with plain fetch, so a
 // writer test that passes against it passes against the documented API and not against a reading of it.
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { activity, conditionId, earning, fakeAccount, FakePolymarket, l2Signature, openOrder, position, PUSD } from '../support/fake-polymarket.ts';
+import { activity, conditionId, earning, fakeAccount, FakePolymarket, l2Signature, openOrder, position, PUSD, trade } from '../support/fake-polymarket.ts';
 
 const account = fakeAccount();
 let fake: FakePolymarket;
@@ -88,12 +88,48 @@ describe('the fake Polymarket, as documented', () => {
       .toEqual(['REWARD', 'WITHDRAWAL']);
   });
 
-  it('/activity answers 400 past offset 5000 or limit 500; /positions past offset 10000', async () => {
+  it('/activity answers 400 past offset 5000 and clamps a limit over 500 to 500; /positions answers 400 past offset 10000', async () => {
+    const saved = account.activity;
+    account.activity = Array.from({ length: 600 }, (_, i) => activity({ type: 'TRADE', timestamp: 1000 + i, usdcSize: 1 }, account));
     expect((await data('/activity', { user: account.funder, offset: 5000 })).status).toBe(200);
     expect((await data('/activity', { user: account.funder, offset: 5001 })).status).toBe(400);
-    expect((await data('/activity', { user: account.funder, limit: 501 })).status).toBe(400);
+    const clamped = await data('/activity', { user: account.funder, limit: 501 });
+    expect(clamped.status).toBe(200);
+    expect(clamped.body).toHaveLength(500);
+    account.activity = saved;
     expect((await data('/positions', { user: account.funder, offset: 10_000 })).status).toBe(200);
     expect((await data('/positions', { user: account.funder, offset: 10_001 })).status).toBe(400);
+  });
+
+  it('/activity returns TIP rows only when type names TIP; MIGRATION rows come in the default set', async () => {
+    account.activity = [
+      activity({ type: 'TIP', timestamp: 100, usdcSize: 5, size: 5, side: 'IN' }, account),
+      activity({ type: 'MIGRATION', timestamp: 200, usdcSize: 40 }, account),
+      activity({ type: 'TRADE', timestamp: 300, usdcSize: 7, side: 'BUY' }, account),
+    ];
+    expect((await data('/activity', { user: account.funder })).body.map((r: any) => r.type)).toEqual(['TRADE', 'MIGRATION']);
+    expect((await data('/activity', { user: account.funder, type: 'TIP' })).body.map((r: any) => [r.type, r.side])).toEqual([['TIP', 'IN']]);
+    expect((await data('/activity', { user: account.funder, type: 'TIP,TRADE' })).body.map((r: any) => r.type)).toEqual(['TRADE', 'TIP']);
+  });
+
+  it('/rewards/* accept the documented signature types 0, 1 and 2 and answer 400 to another (the fake\'s named choice)', async () => {
+    expect((await clob('/rewards/user/total', { date: '2026-01-03', signature_type: '3', maker_address: account.funder })).status).toBe(400);
+    expect((await clob('/rewards/user', { date: '2026-01-03', signature_type: '3', maker_address: account.funder })).status).toBe(400);
+    fake.rewardsSignatureTypes = [0, 1, 2, 3];
+    try {
+      expect((await clob('/rewards/user/total', { date: '2026-01-03', signature_type: '3', maker_address: account.funder })).status).toBe(200);
+    } finally {
+      fake.rewardsSignatureTypes = [0, 1, 2];
+    }
+  });
+
+  it('/data/trades and /trades return only the trades of the maker_address asked for', async () => {
+    const other = fakeAccount();
+    account.trades = [trade(conditionId(1), 'MAKER', 1000, account), trade(conditionId(2), 'MAKER', 1000, other)];
+    const mine = await clob('/data/trades', { maker_address: account.funder });
+    expect(mine.body.data.map((t: any) => t.market)).toEqual([conditionId(1)]);
+    expect((await clob('/trades', { maker_address: other.funder })).body.data.map((t: any) => t.market)).toEqual([conditionId(2)]);
+    expect((await clob('/data/trades')).body.data).toHaveLength(2);
   });
 
   it('/positions drops positions under sizeThreshold (default 1) and /value sums current values', async () => {
@@ -103,10 +139,13 @@ describe('the fake Polymarket, as documented', () => {
     expect((await data('/value', { user: account.funder })).body).toEqual([{ user: account.funder, value: 2.7 }]);
   });
 
-  it('answers 425 on CLOB routes during a matching-engine restart, and the Data API keeps answering', async () => {
+  it('answers 425 on the order routes during a matching-engine restart; rewards, balances and the Data API keep answering', async () => {
     account.orders = [openOrder(conditionId(5), account)];
     fake.restartFor(500);
     expect((await clob('/data/orders')).status).toBe(425);
+    expect((await clob('/data/trades')).status).toBe(425);
+    expect((await clob('/rewards/user/total', { date: '2026-01-03', signature_type: '1' })).status).toBe(200);
+    expect((await clob('/balance-allowance', { asset_type: 'COLLATERAL', signature_type: '1' })).status).toBe(200);
     expect((await data('/value', { user: account.funder })).status).toBe(200);
     await new Promise((r) => setTimeout(r, 600));
     expect((await clob('/data/orders')).body).toMatchObject({ count: 1, next_cursor: 'LTE=' });

@@ -98,9 +98,12 @@ function expectedCostOfYesterday(a: FakeAccount): number {
   const rows = a.activity.filter((r) => r.timestamp >= from && r.timestamp < to);
   const sum = (types: string[]) => rows.filter((r) => types.includes(r.type)).reduce((s, r) => s + Math.abs(r.usdcSize), 0);
   const income = sum(['REWARD', 'MAKER_REBATE', 'TAKER_REBATE', 'YIELD', 'REFERRAL_REWARD']);
+  // A tip is a transfer between users: its `size`, in when `side` is IN, out when OUT (the activity
+  // feed's reference), like a deposit or a withdrawal.
+  const tips = (side: string) => rows.filter((r) => r.type === 'TIP' && r.side === side).reduce((s, r) => s + r.size, 0);
   const equity0 = SNAPSHOTS.s0.cash + SNAPSHOTS.s0.inventory;
   const equity1 = SNAPSHOTS.s1.cash + SNAPSHOTS.s1.inventory;
-  return -(equity1 - equity0 - income - sum(['DEPOSIT']) + sum(['WITHDRAWAL']));
+  return -(equity1 - equity0 - income - sum(['DEPOSIT']) - tips('IN') + sum(['WITHDRAWAL']) + tips('OUT'));
 }
 
 function source(extra: Record<string, string> = {}) {
@@ -128,7 +131,8 @@ describe('the writer against the documented Polymarket', () => {
     await insertBoundarySnapshots();
     const a = fake.account;
     fake.fail('/rewards/user/total', { status: 429, body: '<html><body><h1>429 Too Many Requests</h1>cloudflare</body></html>', headers: { 'retry-after': '1' } });
-    fake.fail('/balance-allowance', { status: 425, body: '{"error":"service not ready"}' });
+    fake.fail('/balance-allowance', { status: 502, body: '<html>bad gateway</html>' });
+    fake.fail('/data/trades', { status: 425, body: '{"error":"service not ready"}' });
     fake.fail('/data/orders', { status: 401, body: '{"error":"Unauthorized/Invalid api key"}' });
     fake.fail('/value', { status: 0, delayMs: 1500 });
     fake.fail('/positions', { status: 500, body: `{"error":"internal error for user ${a.funder}"}` });
@@ -166,7 +170,8 @@ describe('the writer against the documented Polymarket', () => {
     expect(totals[1]!.at - totals[0]!.at).toBeGreaterThanOrEqual(990);
     // The cached balance was refreshed before it was read.
     const balanceCalls = fake.requests.filter((r) => r.path.startsWith('/balance-allowance')).map((r) => `${r.path} ${r.status}`);
-    expect(balanceCalls).toEqual(['/balance-allowance/update 200', '/balance-allowance 425', '/balance-allowance 200']);
+    expect(balanceCalls).toEqual(['/balance-allowance/update 200', '/balance-allowance 502', '/balance-allowance 200']);
+    expect(fake.hits('/data/trades').map((r) => r.status)).toEqual([425, 200]);
     expect(fake.hits('/data/orders').map((r) => r.status)).toEqual([401, 200]);
     expect(fake.hits('/positions').map((r) => r.status)).toEqual([500, 200, 200]);
     expect(fake.requests.filter((r) => r.status === 401)).toHaveLength(1);
@@ -199,6 +204,30 @@ describe('the writer against the documented Polymarket', () => {
       fake.account.chainBalance = saved;
       await db.destroy();
     }
+  }, 60_000);
+
+  it('counts the held-back readings in the database: three separate `once` runs (a cron-run writer) publish a real jump', async () => {
+    // The last snapshot holds the stale 0 the previous case confirmed; the balance is back, a jump
+    // with no transfer or trade since. Each `once` is a new process that remembers nothing itself.
+    const capital = () => query<{ n: number; cash: number }>(stack.db.adminUrl,
+      `select count(*)::int as n, (select cash_usd::float8 from stats.capital order by observed_at desc limit 1) as cash from stats.capital`).then((r) => r[0]!);
+    const held = () => query<{ readings: number; cash: number }>(stack.db.adminUrl, 'select readings, cash_usd::float8 as cash from stats.capital_held');
+    const before = await capital();
+    expect(before.cash).toBe(0);
+    const cash = Number(fake.account.chainBalance) / 1e6;
+    for (const readings of [1, 2]) {
+      const run = await writer(['once']);
+      expect(run.code, run.stdout + run.stderr).toBe(0);
+      expect(run.lines.find((l) => l.msg === 'capital snapshot held back: it moved with no transfer or trade to explain it'))
+        .toMatchObject({ cash_usd: cash, previous_cash_usd: 0, readings });
+      expect(await capital()).toEqual(before);
+      expect(await held()).toEqual([{ readings, cash }]);
+    }
+    const third = await writer(['once']);
+    expect(third.code, third.stdout + third.stderr).toBe(0);
+    expect(third.lines.find((l) => l.msg === 'capital jump confirmed by consecutive readings: published')).toMatchObject({ readings: 3 });
+    expect(await capital()).toEqual({ n: before.n + 1, cash });
+    expect(await held()).toEqual([]);
   }, 60_000);
 
   it('counts markets quoted in 24 h across separate runs, storing only keyed digests', async () => {
@@ -245,14 +274,81 @@ describe('the writer against the documented Polymarket', () => {
     }
   }, 30_000);
 
+  it('counts tips as transfers (asked for by name: the feed leaves them out otherwise) and a migration as trading', async () => {
+    const a = fake.account;
+    const y = addDays(T, -1);
+    const costs = () => query<{ n: number }>(stack.db.adminUrl, 'select count(*)::int as n from stats.trading_cost_correction').then((r) => r[0]!.n);
+    const corrections = await costs();
+    a.activity.push(
+      activity({ type: 'TIP', usdcSize: 25, size: 25, side: 'IN', timestamp: at(y, '19:30:00') }, a),
+      activity({ type: 'TIP', usdcSize: 5, size: 5, side: 'OUT', timestamp: at(y, '19:40:00') }, a),
+      activity({ type: 'MIGRATION', usdcSize: 40, timestamp: at(y, '19:50:00'), conditionId: conditionId(1) }, a),
+    );
+    const from = fake.requests.length;
+    const run = await writer(['once']);
+    expect(run.code, run.stdout).toBe(0);
+    const expected = expectedCostOfYesterday(a);
+    expect(await query(stack.db.adminUrl, 'select usd::float8 as usd from stats.trading_cost where date = $1', [T])).toEqual([{ usd: expected }]);
+    expect(await costs()).toBe(corrections + 1); // 20 more of the equity's rise was tipped in, not traded
+    const asked = fake.requests.slice(from).filter((r) => r.path === '/activity' && r.query.end === String((midnightMs(T) - 120_000) / 1000));
+    expect(asked.map((r) => r.query.type ?? 'default')).toEqual(['default', 'TIP']);
+  }, 30_000);
+
+  it('leaves a day with a tip of unknown direction unpublished, naming TIP', async () => {
+    const a = fake.account;
+    const row = activity({ type: 'TIP', usdcSize: 3, size: 3, side: '', timestamp: at(addDays(T, -1), '19:55:00') }, a);
+    a.activity.push(row);
+    try {
+      const run = await writer(['once']);
+      expect(run.lines.find((l) => l.msg === 'trading cost provisional: activity of unknown types')).toMatchObject({ types: ['TIP'] });
+    } finally {
+      a.activity.splice(a.activity.indexOf(row), 1);
+    }
+  }, 30_000);
+
+  it('reads an answer of null as no rows, with a warning naming the route, and still refuses an answer that is no list', async () => {
+    const { source: s, lines } = source();
+    const day = addDays(T, -20);
+    fake.fail('/rewards/user/total', { status: 200, body: 'null' });
+    expect(await s.client.totalEarnings(T)).toBeNull();
+    fake.fail('/rewards/user', { status: 200, body: '{"limit":100,"count":0,"next_cursor":"LTE=","data":null}' }, { status: 200, body: 'null' });
+    expect(await s.client.earningMarkets(day)).toEqual(new Set());
+    fake.fail('/value', { status: 200, body: 'null' });
+    expect(await s.client.inventoryUsd()).toBe(0);
+    fake.fail('/positions', { status: 200, body: 'null' });
+    expect(await s.client.positionCount(1)).toEqual({ count: 0, complete: true });
+    fake.fail('/activity', { status: 200, body: 'null' });
+    expect(await s.client.activity(at(day, '00:00:00'), at(day, '12:00:00'), ['REWARD'])).toEqual([]);
+    expect(lines.filter((l) => l.msg === 'polymarket answered null: read as no rows').map((l) => l.route))
+      .toEqual(['/rewards/user/total', '/rewards/user', '/rewards/user', '/value', '/positions', '/activity']);
+    fake.fail('/value', { status: 200, body: '{"error":"not an answer"}' });
+    await expect(s.client.inventoryUsd()).rejects.toThrow('unexpected response from /value: no data array');
+  }, 30_000);
+
+  it('records a settled night without reward rows as 0 once its activity day is over, and leaves out only a night it could not read', async () => {
+    const { source: s } = source({ POLYMARKET_RETRIES: '1' });
+    // No earnings on T-3 (paid as the payout dated T-2): asked on that payout date, and later.
+    expect(fake.account.earnings.some((e) => e.day === addDays(T, -3))).toBe(false);
+    expect(await s.payout(addDays(T, -2), addDays(T, -2))).toBe(0);
+    expect(await s.payout(addDays(T, -2), T)).toBe(0);
+    // An answer of null is an answer without rows.
+    fake.fail('/rewards/user/total', { status: 200, body: 'null' });
+    expect(await s.payout(addDays(T, -2), T)).toBe(0);
+    // A payout date still to come has no figure yet.
+    expect(await s.payout(addDays(T, 1), T)).toBeNull();
+    // A route that does not answer gives no figure: the night stays a gap.
+    fake.fail('/rewards/user/total', ...Array.from({ length: 2 }, () => ({ status: 503, body: '<html>down</html>' })));
+    await expect(s.payout(addDays(T, -2), T)).rejects.toThrow(/HTTP 503/);
+  }, 30_000);
+
   it('rides out a matching-engine restart (425 for seconds) instead of failing the night', async () => {
     fake.restartFor(2500);
     const from = fake.requests.length;
     const run = await writer(['once']);
     expect(run.code, run.stdout).toBe(0);
-    const total = fake.requests.slice(from).filter((r) => r.path === '/rewards/user/total').map((r) => r.status);
-    expect(total).toContain(425);
-    expect(total.at(-1)).toBe(200);
+    const orders = fake.requests.slice(from).filter((r) => r.path === '/data/orders').map((r) => r.status);
+    expect(orders).toContain(425);
+    expect(orders.at(-1)).toBe(200);
   }, 60_000);
 
   it('pages activity past the 5000-row offset cap by moving the window, and the cost is unchanged', async () => {
@@ -365,6 +461,35 @@ describe('the writer against the documented Polymarket', () => {
     expect(await counts()).toEqual(before);
   }, 30_000);
 
+  it('`check` says plainly when the rewards routes refuse a deposit wallet (signature type 3), and reads the rest', async () => {
+    const wallet = fakeAccount({ signatureType: 3, chainBalance: 50_000_000n, cachedBalance: '50000000' });
+    wallet.earnings = Array.from({ length: 16 }, (_, i) => earning(addDays(T, -1 - i), 1, 2));
+    const deposit = await new FakePolymarket(wallet).start();
+    try {
+      const refused = await runCli(['check'], { ...env, ...writerEnv(deposit) });
+      expect(refused.code, refused.stderr).toBe(1);
+      const report = JSON.parse(refused.stdout.split('\n').find((l) => l.startsWith('{"nights"'))!);
+      expect(report.flags.join('\n')).toMatch(/the rewards routes refused signature type 3, which their reference does not list: this account's rewards cannot be read/);
+      expect(report.notes.join('\n')).toMatch(/SIGNATURE_TYPE 3 \(a deposit wallet\): Polymarket's rewards reference lists signature types 0, 1 and 2 only/);
+      expect(report.nights).toEqual([]);
+      expect(report.capital).toMatchObject({ cash_usd: 50 }); // the rest of the account was read
+      // Every rewards call named the deposit wallet as maker_address.
+      const rewardCalls = deposit.requests.filter((r) => r.path.startsWith('/rewards/'));
+      expect(rewardCalls.length).toBeGreaterThan(0);
+      for (const r of rewardCalls) expect(r.query).toMatchObject({ signature_type: '3', maker_address: wallet.funder });
+
+      // Should the server accept the type, the figures are read, and only the note remains.
+      deposit.rewardsSignatureTypes = [0, 1, 2, 3];
+      const accepted = await runCli(['check'], { ...env, ...writerEnv(deposit) });
+      const read = JSON.parse(accepted.stdout.split('\n').find((l) => l.startsWith('{"nights"'))!);
+      expect(read.flags.join('\n')).not.toMatch(/refused/);
+      expect(read.nights.filter((n: { payout_usd: number }) => n.payout_usd === 2)).toHaveLength(16);
+      expect(read.notes).toHaveLength(1);
+    } finally {
+      await deposit.stop();
+    }
+  }, 60_000);
+
   it('killed mid-cycle and started again: nothing lost, nothing doubled', async () => {
     await resetData(stack);
     await insertBoundarySnapshots();
@@ -388,6 +513,21 @@ describe('the writer against the documented Polymarket', () => {
     const counts = await query(stack.db.adminUrl, 'select (select count(*)::int from stats.accrual) as a, (select count(*)::int from stats.breadth) as b, (select count(*)::int from stats.heartbeat) as h');
     expect(counts).toEqual([{ a: 3, b: 2, h: 3 }]); // one observation per run, none twice
   }, 60_000);
+
+  it('`once` records tonight as 0 when Polymarket answers for yesterday without reward rows, and the night is in the history', async () => {
+    const a = fake.account;
+    const saved = a.earnings;
+    a.earnings = saved.filter((e) => e.day !== addDays(T, -1)); // yesterday, paid as tonight's payout: nothing earned
+    try {
+      const run = await writer(['once']);
+      expect(run.code, run.stdout).toBe(0);
+      expect(await query(stack.db.adminUrl, 'select usd::float8 as usd from stats.payout where date = $1', [T])).toEqual([{ usd: 0 }]);
+      const history = await query<{ h: { nights: { date: string; usd: number }[] } }>(stack.db.adminUrl, 'select stats.history_at(now()) as h');
+      expect(history[0]!.h.nights.at(-1)).toMatchObject({ date: T, usd: 0 });
+    } finally {
+      a.earnings = saved;
+    }
+  }, 30_000);
 
   it('stops `run` cleanly on SIGTERM after its cycle', async () => {
     const run = startCli(['run'], env);

@@ -12,7 +12,7 @@ import { earning, fakeAccount, FakePolymarket, writerEnv } from '../support/fake
 import { cliEnv, runCli, startCli } from '../support/writer.ts';
 
 const T = todayUtc();
-const AUDITED: StatsTableName[] = ['payout', 'trading_cost', 'accrual', 'breadth', 'capital', 'heartbeat', 'log_entry', 'settings', 'quoted_market'];
+const AUDITED: StatsTableName[] = ['payout', 'trading_cost', 'accrual', 'breadth', 'capital', 'heartbeat', 'log_entry', 'settings', 'quoted_market', 'capital_held'];
 const STANDBY_LOG_SECONDS = 3;
 
 let stack: TestStack;

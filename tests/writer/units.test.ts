@@ -84,9 +84,27 @@ describe('Polymarket parsing', () => {
 
 describe('the trading-cost ledger', () => {
   it('classifies every documented activity type: income, transfers, trading', () => {
-    expect(Object.keys(ACTIVITY_KINDS).sort()).toEqual(['CONVERSION', 'DEPOSIT', 'MAKER_REBATE', 'MERGE', 'REDEEM', 'REFERRAL_REWARD',
-      'REWARD', 'SPLIT', 'TAKER_REBATE', 'TRADE', 'WITHDRAWAL', 'YIELD']);
+    expect(Object.keys(ACTIVITY_KINDS).sort()).toEqual(['CONVERSION', 'DEPOSIT', 'MAKER_REBATE', 'MERGE', 'MIGRATION', 'REDEEM', 'REFERRAL_REWARD',
+      'REWARD', 'SPLIT', 'TAKER_REBATE', 'TIP', 'TRADE', 'WITHDRAWAL', 'YIELD']);
     expect(ACTIVITY_KINDS.TAKER_REBATE).toBe(ACTIVITY_KINDS.MAKER_REBATE);
+    expect(ACTIVITY_KINDS.TIP).toBe('transfer');
+    expect(ACTIVITY_KINDS.MIGRATION).toBe('trading');
+  });
+
+  it('counts a tip received with the deposits and a tip sent with the withdrawals, by its size and side', () => {
+    // Equity 1000 → 1030: 25 tipped in, 5 tipped out, a 40 migration: trading gained 10.
+    const flows = [
+      { type: 'TIP', usdcSize: 25, size: 25, side: 'IN' }, { type: 'TIP', usdcSize: 5, size: 5, side: 'OUT' },
+      { type: 'MIGRATION', usdcSize: 40, size: 40, side: '' },
+    ];
+    expect(tradingCost({ cash: 1000, inventory: 0 }, { cash: 1030, inventory: 0 }, flows)).toEqual({ kind: 'cost', usd: -10, income: 0, deposits: 25, withdrawals: 5 });
+  });
+
+  it('leaves a day with a tip it cannot read provisional: no direction, or a size that disagrees with usdcSize', () => {
+    for (const tip of [{ side: '', size: 3 }, { side: 'SIDEWAYS', size: 3 }, { side: 'IN', size: 4 }, { side: 'OUT', size: undefined }]) {
+      expect(tradingCost({ cash: 1, inventory: 0 }, { cash: 2, inventory: 0 }, [{ type: 'TIP', usdcSize: 3, ...tip }]))
+        .toEqual({ kind: 'provisional', unknownTypes: ['TIP'] });
+    }
   });
 
   it('removes income and transfers from the change of equity; trading rows are already inside it', () => {
@@ -102,8 +120,8 @@ describe('the trading-cost ledger', () => {
   });
 
   it('leaves a day with an unknown type provisional, naming only the type', () => {
-    expect(tradingCost({ cash: 1, inventory: 0 }, { cash: 2, inventory: 0 }, [{ type: 'TIP', usdcSize: 1 }, { type: 'TRADE', usdcSize: 1 }]))
-      .toEqual({ kind: 'provisional', unknownTypes: ['TIP'] });
+    expect(tradingCost({ cash: 1, inventory: 0 }, { cash: 2, inventory: 0 }, [{ type: 'PORTAL_CREDIT', usdcSize: 1 }, { type: 'TRADE', usdcSize: 1 }]))
+      .toEqual({ kind: 'provisional', unknownTypes: ['PORTAL_CREDIT'] });
   });
 });
 

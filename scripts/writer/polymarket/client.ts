@@ -19,6 +19,15 @@ const ACTIVITY_MAX_OFFSET = 5000;
 /** /positions answers 400 past offset 10000. */
 const POSITIONS_MAX_OFFSET = 10_000;
 
+/** The signature type (POLY_1271, deposit wallets) that the rewards routes' reference does not list. */
+export const UNDOCUMENTED_REWARDS_SIGNATURE_TYPE = 3;
+/**
+ * Activity types the feed leaves out unless a request names them: a TIP (a user-to-user pUSD
+ * transfer) is "opt-in: it is never in the default set, so it is only returned when you name it"
+ * (https://docs.polymarket.com/api-reference/feeds/list-account-activity).
+ */
+export const OPT_IN_ACTIVITY_TYPES = ['TIP'];
+
 /** A number or a numeric string (what the official SDK calls decimal-ish). */
 export function decimal(value: unknown, field: string): number {
   const n = typeof value === 'string' && value.trim() !== '' ? Number(value) : value;
@@ -33,14 +42,28 @@ export function rowDate(value: unknown): string | undefined {
   return Number.isNaN(ms) ? undefined : utcDate(ms);
 }
 
-function rows(body: unknown, route: string): Record<string, unknown>[] {
-  const list = Array.isArray(body) ? body : (body as { data?: unknown } | null)?.data;
+/**
+ * The rows of a list answer: a bare array, or the `data` array of an envelope. No rows at all may
+ * arrive as `null` (a body of null, or an envelope whose `data` is null): Polymarket documents a
+ * query without results as answering with data null or an empty list, never an error
+ * (https://docs.polymarket.com/api-reference/data-api/migrating-from-v1). The route pages the writer
+ * reads show arrays only, so null is read as no rows on every one of them and reported through
+ * `onNull`. Anything else (an object that is no envelope) is an error: reading an answer nobody
+ * documented as empty would publish a made-up zero.
+ */
+export function rows(body: unknown, route: string, onNull?: (route: string) => void): Record<string, unknown>[] {
+  if (Array.isArray(body)) return body as Record<string, unknown>[];
+  if (body === null || (typeof body === 'object' && 'data' in body && (body as { data: unknown }).data === null)) {
+    onNull?.(route);
+    return [];
+  }
+  const list = typeof body === 'object' ? (body as { data?: unknown }).data : undefined;
   if (!Array.isArray(list)) throw new Error(`unexpected response from ${route}: no data array`);
   return list as Record<string, unknown>[];
 }
 
 /** One Data API activity row, as much of it as the writer uses. */
-export interface Activity { type: string; usdcSize: number; timestamp: number; key: string }
+export interface Activity { type: string; usdcSize: number; size: number; side: string; timestamp: number; key: string }
 
 /** A market the account quoted, and when (Unix ms). Condition ids never leave the source. */
 export interface Quote { market: string; at: number }
@@ -48,11 +71,13 @@ export interface Quote { market: string; at: number }
 export class PolymarketClient {
   private readonly cfg: PolymarketConfig;
   private readonly policy: RetryPolicy;
+  private readonly log?: Logger;
   /** Server clock minus ours, in seconds: signatures use the server's time (skew causes 401s). */
   private skewSeconds = 0;
 
   constructor(cfg: PolymarketConfig, log?: Logger) {
     this.cfg = cfg;
+    this.log = log;
     this.policy = {
       timeoutMs: cfg.timeoutMs, retries: cfg.retries, retryBaseMs: cfg.retryBaseMs, restartWaitMs: cfg.restartWaitMs,
       onRetry: (error, delayMs, attempt) => log?.info('polymarket call retried', { error: error.message, attempt, delay_ms: Math.round(delayMs) }),
@@ -76,9 +101,23 @@ export class PolymarketClient {
     };
   }
 
-  /** The maker selection every rewards call carries. */
+  /** `rows`, with a warning for each answer that came as null. */
+  private rows(body: unknown, route: string): Record<string, unknown>[] {
+    return rows(body, route, (r) => this.log?.warn('polymarket answered null: read as no rows', { route: r }));
+  }
+
+  /**
+   * The maker selection every rewards call carries. The rewards routes document signature types 0,
+   * 1 and 2 only (https://docs.polymarket.com/api-reference/rewards/get-total-earnings-for-user-by-date);
+   * the official client sends the account's type whatever it is, 3 (POLY_1271, a deposit wallet)
+   * included (Polymarket/clob-client-v2 src/client.ts, getTotalEarningsForUserForDay; Polymarket/py-clob-client-v2
+   * py_clob_client_v2/client.py, get_total_earnings_for_user_for_day). For a type-3
+   * account the maker is therefore also named directly with the documented `maker_address`, so the
+   * server need not derive it from a type its reference does not list.
+   */
   private maker(): Record<string, string | number | undefined> {
-    return { signature_type: this.cfg.signatureType, maker_address: this.cfg.funderExplicit ? this.cfg.funder : undefined };
+    const named = this.cfg.funderExplicit || this.cfg.signatureType === UNDOCUMENTED_REWARDS_SIGNATURE_TYPE;
+    return { signature_type: this.cfg.signatureType, maker_address: named ? this.cfg.funder : undefined };
   }
 
   async syncClock(): Promise<void> {
@@ -93,8 +132,8 @@ export class PolymarketClient {
     let cursor = FIRST_CURSOR;
     for (let page = 0; page < MAX_PAGES; page++) {
       const body = await getJson(`GET ${path}`, this.signed(path, { ...query, next_cursor: cursor }), this.policy);
-      all.push(...rows(body, path));
-      const next = Array.isArray(body) ? undefined : (body as { next_cursor?: unknown }).next_cursor;
+      all.push(...this.rows(body, path));
+      const next = body === null || Array.isArray(body) ? undefined : (body as { next_cursor?: unknown }).next_cursor;
       if (typeof next !== 'string' || next === '' || next === END_CURSOR || next === cursor) return all;
       cursor = next;
     }
@@ -120,7 +159,7 @@ export class PolymarketClient {
    */
   async totalEarnings(date: string): Promise<number | null> {
     const body = await getJson('GET /rewards/user/total', this.signed('/rewards/user/total', { date, sponsored: 'true', ...this.maker() }), this.policy);
-    const list = rows(body, '/rewards/user/total').filter((r) => (rowDate(r.date) ?? date) === date);
+    const list = this.rows(body, '/rewards/user/total').filter((r) => (rowDate(r.date) ?? date) === date);
     if (list.length === 0) return null;
     return list.reduce((sum, r) => sum + decimal(r.earnings, 'earnings') * decimal(r.asset_rate, 'asset_rate'), 0);
   }
@@ -183,7 +222,7 @@ export class PolymarketClient {
   /** Value of open positions (Data API /value), 0 when it returns no row. */
   async inventoryUsd(): Promise<number> {
     const body = await getJson('GET /value', this.dataApi('/value', { user: this.cfg.funder }), this.policy);
-    const first = rows(body, '/value')[0];
+    const first = this.rows(body, '/value')[0];
     return first ? decimal(first.value, 'value') : 0;
   }
 
@@ -192,7 +231,7 @@ export class PolymarketClient {
     let count = 0;
     for (let offset = 0; offset <= POSITIONS_MAX_OFFSET; offset += DATA_PAGE) {
       const body = await getJson('GET /positions', this.dataApi('/positions', { user: this.cfg.funder, sizeThreshold: minSize, limit: DATA_PAGE, offset }), this.policy);
-      const page = rows(body, '/positions');
+      const page = this.rows(body, '/positions');
       count += page.filter((p) => decimal(p.size, 'size') >= minSize).length;
       if (page.length < DATA_PAGE) return { count, complete: true };
     }
@@ -202,12 +241,21 @@ export class PolymarketClient {
   /**
    * Every activity row with start ≤ timestamp < end (Unix seconds), oldest first, deposits and
    * withdrawals included: /activity leaves them out unless excludeDepositsWithdrawals=false, even
-   * when `type` names them. Offsets stop at 5000, so past that the window's start moves to the last
-   * timestamp read and rows already read are recognised by their content.
+   * when `type` names them. Without `types`, every type: the default set (which carries types the
+   * writer may not know yet), then each opt-in type by name. Offsets stop at 5000, so past that the
+   * window's start moves to the last timestamp read and rows already read are recognised by their content.
    */
   async activity(start: number, end: number, types?: string[]): Promise<Activity[]> {
-    const out: Activity[] = [];
     const seen = new Set<string>();
+    const out: Activity[] = [];
+    for (const selection of types ? [types] : [undefined, OPT_IN_ACTIVITY_TYPES]) {
+      out.push(...await this.activityOf(start, end, selection, seen));
+    }
+    return out.sort((a, b) => a.timestamp - b.timestamp);
+  }
+
+  private async activityOf(start: number, end: number, types: string[] | undefined, seen: Set<string>): Promise<Activity[]> {
+    const out: Activity[] = [];
     let from = start;
     for (;;) {
       let full = true;
@@ -218,18 +266,23 @@ export class PolymarketClient {
           sortBy: 'TIMESTAMP', sortDirection: 'ASC', excludeDepositsWithdrawals: 'false',
         };
         if (types) query.type = types.join(',');
-        const page = rows(await getJson('GET /activity', this.dataApi('/activity', query), this.policy), '/activity');
+        const page = this.rows(await getJson('GET /activity', this.dataApi('/activity', query), this.policy), '/activity');
         for (const a of page) {
           const timestamp = decimal(a.timestamp, 'timestamp');
           const key = [a.transactionHash, a.type, a.asset, a.conditionId, a.side, a.size, a.usdcSize, timestamp].join('|');
+          last = Math.max(last, timestamp);
           if (seen.has(key)) continue;
           seen.add(key);
-          last = Math.max(last, timestamp);
-          if (timestamp >= start && timestamp < end) out.push({ type: String(a.type), usdcSize: decimal(a.usdcSize, 'usdcSize'), timestamp, key });
+          if (timestamp >= start && timestamp < end) {
+            out.push({
+              type: String(a.type), usdcSize: decimal(a.usdcSize, 'usdcSize'), size: a.size === undefined || a.size === null ? Number.NaN : decimal(a.size, 'size'),
+              side: typeof a.side === 'string' ? a.side : '', timestamp, key,
+            });
+          }
         }
         full = page.length === DATA_PAGE;
       }
-      if (!full) return out.sort((a, b) => a.timestamp - b.timestamp);
+      if (!full) return out;
       if (last === from) throw new Error('GET /activity: more rows within one second than the Data API can page through');
       from = last;
     }

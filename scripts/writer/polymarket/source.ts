@@ -33,13 +33,17 @@ export class PolymarketSource implements Source {
   /** Key of the market digests: derived from the API secret, which only the writer holds. */
   private readonly digestKey: Buffer;
   private readonly creditsChecked = new Set<string>();
-  private heldBack: { cash: number; atStake: number; readings: number } | undefined;
 
   constructor(cfg: PolymarketConfig, log: Logger = quiet) {
     this.cfg = cfg;
     this.log = log;
     this.client = new PolymarketClient(cfg, log);
     this.digestKey = createHmac('sha256', cfg.secret).update('public-stats quoted-market digest').digest();
+  }
+
+  /** The account's signature type (SIGNATURE_TYPE). */
+  get signatureType(): number {
+    return this.cfg.signatureType;
   }
 
   /** Whether cash is read on chain (POLYGON_RPC_URL) rather than from the CLOB. */
@@ -95,48 +99,59 @@ export class PolymarketSource implements Source {
    * The capital reading, unless it is implausible: cash or at-stake moving by more than
    * CAPITAL_MAX_JUMP_SHARE since the previous snapshot with no transfer or trade in between (a stale
    * or doubled balance would otherwise corrupt two days of trading cost). Such a reading is held back
-   * until CONFIRMING_READINGS readings in a row agree with it.
+   * until CONFIRMING_READINGS readings in a row agree with it. The readings are counted in the
+   * database (stats.capital_held), so a writer run once per cron tick, a restarted writer and a
+   * standby that takes over count the same ones; only readings taken after the previous snapshot count.
    */
   async capital(now: Date, db: WriterDb): Promise<CapitalFigures | null> {
     const { positionsComplete: _, ...reading } = await this.readCapital();
     const previous = await db.selectFrom('stats.capital').select(['observed_at', 'cash_usd', 'inventory_usd'])
       .where('is_demo', '=', false).where('observed_at', '<', now).orderBy('observed_at', 'desc').limit(1).executeTakeFirst();
-    if (!previous) return reading;
+    const held = await store.heldCapital(db);
+    const publish = async () => {
+      if (held) await store.realWrite(db, 'polymarket', (trx) => store.releaseHeldCapital(trx));
+      return reading;
+    };
+    if (!previous) return publish();
     const share = this.cfg.capitalMaxJumpShare;
     const moved = (a: number, b: number) => Math.abs(a - b) > share * Math.max(Math.abs(b), 1);
     const cash = reading.cash_usd;
-    const atStake = cash + reading.inventory_usd;
+    const atStake = usd6(cash + reading.inventory_usd);
     const prevCash = Number(previous.cash_usd);
-    const prevAtStake = prevCash + Number(previous.inventory_usd);
-    if (!moved(cash, prevCash) && !moved(atStake, prevAtStake)) {
-      this.heldBack = undefined;
-      return reading;
-    }
+    const prevAtStake = usd6(prevCash + Number(previous.inventory_usd));
+    if (!moved(cash, prevCash) && !moved(atStake, prevAtStake)) return publish();
     const flows = await this.client.activity(seconds(previous.observed_at.getTime()), seconds(now.getTime()) + 1);
-    if (flows.some((f) => ACTIVITY_KINDS[f.type] === 'transfer' || ACTIVITY_KINDS[f.type] === 'trading')) {
-      this.heldBack = undefined;
-      return reading;
-    }
-    const agrees = this.heldBack && !moved(cash, this.heldBack.cash) && !moved(atStake, this.heldBack.atStake);
-    this.heldBack = { cash, atStake, readings: agrees ? this.heldBack!.readings + 1 : 1 };
-    const fields = { cash_usd: cash, previous_cash_usd: prevCash, at_stake_usd: usd6(atStake), previous_at_stake_usd: usd6(prevAtStake), readings: this.heldBack.readings };
-    if (this.heldBack.readings >= CONFIRMING_READINGS) {
+    if (flows.some((f) => ACTIVITY_KINDS[f.type] === 'transfer' || ACTIVITY_KINDS[f.type] === 'trading')) return publish();
+    const agrees = held !== undefined && held.first_read_at > previous.observed_at
+      && !moved(cash, held.cash_usd) && !moved(atStake, held.at_stake_usd);
+    const readings = agrees ? held.readings + 1 : 1;
+    const fields = { cash_usd: cash, previous_cash_usd: prevCash, at_stake_usd: atStake, previous_at_stake_usd: prevAtStake, readings };
+    if (readings >= CONFIRMING_READINGS) {
       this.log.warn('capital jump confirmed by consecutive readings: published', fields);
-      this.heldBack = undefined;
-      return reading;
+      return publish();
     }
+    await store.realWrite(db, 'polymarket', (trx) => store.holdCapital(trx, {
+      cash_usd: cash, at_stake_usd: atStake, readings, first_read_at: agrees ? held.first_read_at : now, last_read_at: now,
+    }));
     this.log.warn('capital snapshot held back: it moved with no transfer or trade to explain it', fields);
     return null;
   }
 
   /**
-   * The payout dated `payoutDate`: the earnings of the activity day before it (paid at 00:00 UTC).
-   * A night under the $1 minimum is not paid, so it is 0; a night with no rows is 0 once it is a day
-   * old (Polymarket has had a whole day to report it) and not yet known before that.
+   * The payout dated `payoutDate`: the earnings of the activity day before it, paid at 00:00 UTC of
+   * the payout date (https://docs.polymarket.com/market-makers/liquidity-rewards). A night under the
+   * $1 minimum is not paid, so it is 0. A night is reported once its activity day is over (the payout
+   * date has come) and /rewards/user/total answered for that day: an answer without a row for it
+   * (an empty list, or null) is a night without rewards, recorded as 0 rather than left out, so a gap
+   * in the record always means the service has no figure (the route failed, or the writer did not
+   * run). Earnings are reported while their day runs ("user earnings and live percentages per market
+   * for a provided day", defaulting to today: https://docs.polymarket.com/api-reference/rewards/get-user-earnings-and-markets-configuration),
+   * so a day with rewards has rows before it ends; should one still arrive later, the next cycle's ask
+   * of the last two nights corrects the 0, audited. Null only for a payout date still to come.
    */
   async nightPayout(payoutDate: string, today: string): Promise<{ paid: number; earned: number } | null> {
-    const earned = await this.client.totalEarnings(addDays(payoutDate, -1));
-    if (earned === null) return payoutDate < today ? { paid: 0, earned: 0 } : null;
+    if (payoutDate > today) return null;
+    const earned = (await this.client.totalEarnings(addDays(payoutDate, -1))) ?? 0;
     return { paid: earned < MIN_PAYOUT_USD ? 0 : usd6(earned), earned: usd6(earned) };
   }
 
