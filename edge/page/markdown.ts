@@ -1,6 +1,6 @@
 // The landing page as Markdown, for agents that ask for text/markdown on `/` (and at /index.md):
 // the same content as the HTML, minus the chart, plus the links an agent needs next.
-import { count, money, orNone, percent } from '../../contract/texts/format.ts';
+import { count, humanTime, money, orNone, percent } from '../../contract/texts/format.ts';
 import { citeSentence, DEMO_NOTICE, disclaimer, lede, RULES, SERVICE_NAME } from '../../contract/texts/rules.ts';
 import { keyFigures, noteText, replicaLag } from '../../contract/texts/summaries.ts';
 import type { Part } from '../../contract/texts/witnessing.ts';
@@ -11,7 +11,7 @@ import { DISCOVERY_DOCUMENTS, ENDPOINTS } from './links.ts';
 export function renderMarkdown(input: PageInput, cfg: Origins): string {
   const { stats: s, health, history } = input;
   const { facts, further } = logAccount(input, cfg);
-  const part = (p: Part) => (typeof p === 'string' ? p : 'time' in p ? p.time : 'code' in p ? `\`${p.code}\`` : `[${p.text}](${cfg.siteUrl}${p.path})`);
+  const part = (p: Part) => (typeof p === 'string' ? p : 'time' in p ? humanTime(p.time) : 'code' in p ? `\`${p.code}\`` : `[${p.text}](${cfg.siteUrl}${p.path})`);
   const out: string[] = [`# ${SERVICE_NAME}`, ''];
   out.push(lede(s?.data_source === 'demo'), '');
   if (s?.data_source === 'demo') out.push(`> **${DEMO_NOTICE}**`, '');

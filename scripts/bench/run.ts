@@ -90,13 +90,14 @@ async function main() {
     const windows = [{ name: 'the first 5 s after start', ...(await everyPathInTurn(cached, scripts, 5)) }];
 
     // The static twins: each cached answer's bytes as sent (identity where it is a 304's), and the
-    // API host's identity answer again with its signature headers (what carrying them costs) and
+    // API host's identity answer again with its signature headers and the log state they cover (what carrying them costs) and
     // without sendfile.
     const answers = Object.fromEntries(await Promise.all(cached.map(async (p) => {
       const { 'If-None-Match': _conditional, ...headers } = p.headers ?? {};
       return [p.twin, await rawAnswer(p.url, headers)] as const;
     })));
-    const signedHeaders = Object.fromEntries(['content-digest', 'signature-input', 'signature'].map((name) => [name, answers['api-stats']!.headers[name]!]));
+    const signedHeaders = Object.fromEntries(['content-digest', 'signature-input', 'signature', 'log-checkpoint']
+      .filter((name) => answers['api-stats']!.headers[name] !== undefined).map((name) => [name, answers['api-stats']!.headers[name]!]));
     const twins = await startTwins({
       ...answers,
       'api-stats-signed': { ...answers['api-stats']!, extraHeaders: signedHeaders },

@@ -102,7 +102,7 @@ describe("the page's account of the log", () => {
     const shown = await expectFacts(upstreamOf(history, async () => log), [
       '17 nights logged: 12 witnessed on time, 4 logged late, 1 awaiting the witnesses.',
       NOT_LOGGED,
-      'Cosigned by alice.example/witness and bob.example/witness; the quorum last cosigned at 2025-03-19T01:00:00Z.',
+      'Cosigned by alice.example/witness and bob.example/witness; the quorum last cosigned at 19 Mar 2025, 01:00 UTC.',
       'Witnessed on time means the witnesses cosigned the night within four days of its date, so it cannot have been made up later; logged late means they cosigned it later (imported, or the log fell behind).',
       NO_GAPS,
     ]);
@@ -146,7 +146,7 @@ describe("the page's account of the log", () => {
     const halted = { ...log, halted: { at: '2025-03-19T00:05:00Z', reason: HALT_REASON } };
     expect(logSummary(history, halted).halted).toEqual(halted.halted);
     const shown = await expectFacts(upstreamOf(history, async () => halted), [
-      `The log is halted since 2025-03-19T00:05:00Z: ${HALT_REASON}.`,
+      `The log is halted since 19 Mar 2025, 00:05 UTC: ${HALT_REASON}.`,
       '17 nights logged, 17 of them not witnessed: nobody else holds these checkpoints.',
       NOT_LOGGED,
       NO_GAPS,
