@@ -480,9 +480,10 @@ const hex2 = (byte: number | undefined): string => (byte ?? 0).toString(16).padS
 
 /** The key a vkey (`<name>+<hex key ID>+<base64(type || key)>`) of the given type names, or what is wrong with it. */
 export function parseVkey(vkey: string, type: number): NoteKey | string {
-  const parts = vkey.split('+');
-  if (parts.length !== 3) return 'it is not <name>+<key ID>+<key>';
-  const [name, hex, b64] = parts as [string, string, string];
+  // The name and key ID hold no "+"; the base64 key may.
+  const parts = /^([^+]*)\+([^+]*)\+(.*)$/s.exec(vkey);
+  if (!parts) return 'it is not <name>+<key ID>+<key>';
+  const [, name, hex, b64] = parts as unknown as [string, string, string, string];
   if (!validKeyName(name)) return 'its name is empty or holds a space';
   if (!/^[0-9a-fA-F]{8}$/.test(hex)) return 'its key ID is not 8 hexadecimal digits';
   const data = Buffer.from(b64, 'base64');
@@ -549,8 +550,8 @@ function readCheckpoint(note: string, what: string, keys: NoteKey[]): Checkpoint
   const mine = keys.filter((k) => k.name === checkpoint.origin);
   const key = mine.find((k) => signedBy(checkpoint, k, what));
   if (key) return { ...checkpoint, key };
-  const pinned = keys.map(vkeyOf).join(' or ');
-  if (!mine.length) return fail(`${what} is for the log "${checkpoint.origin}", not the one the pinned log key ${pinned} signs for`);
+  if (!mine.length) return fail(`${what} is for the log "${checkpoint.origin}", not the one the pinned log key ${keys.map(vkeyOf).join(' or ')} signs for`);
+  const pinned = mine.map(vkeyOf).join(' or ');
   if (checkpoint.signatures.some((s) => s.name === checkpoint.origin)) {
     return fail(`${what} is signed by another log key than the pinned one (${pinned}): a new key is trusted only from a checkpoint the pinned key signs too`);
   }
@@ -1023,6 +1024,12 @@ export function witnessing(entries: { date: string }[], archive: { size: number;
   });
 }
 
+/** What --strict refuses: the first night logged late after the first night witnessed on time (imported history before it is welcome). */
+export function lateAfterOnTime(nights: Witnessed[]): Witnessed | undefined {
+  const first = nights.find((w) => w.status === 'on time');
+  return first && nights.find((w) => w.status === 'late' && w.date > first.date);
+}
+
 interface ArchiveListing { vkey: unknown; sizes: number[] }
 
 async function readListing(site: URL, prefix: string): Promise<ArchiveListing> {
@@ -1302,10 +1309,9 @@ async function checkSite(o: Options, pinned: Trust | undefined, policy: Policy |
           ...(late.length ? [`  logged late: ${ranges(late)}`] : []),
           ...(behind ? [`  /api/history does not yet show the witnessing of ${behind} night${behind === 1 ? '' : 's'} (an answer computed before the cosignatures came)`] : []),
         );
-        const firstOnTime = onTime[0];
-        const lateAfter = firstOnTime === undefined ? undefined : each.find((w) => w.status === 'late' && w.date > firstOnTime);
+        const lateAfter = lateAfterOnTime(each);
         if (o.strict && lateAfter) {
-          fail(`night ${lateAfter.date} was logged late (${lateAfter.at === undefined ? 'no quorum cosigned it' : `the quorum cosigned it at ${isoSeconds(new Date(lateAfter.at * 1000))}`}, after its deadline ${isoSeconds(new Date(lateAfter.deadline * 1000))}), though night ${firstOnTime} before it was witnessed on time (--strict)`);
+          fail(`night ${lateAfter.date} was logged late (${lateAfter.at === undefined ? 'no quorum cosigned it' : `the quorum cosigned it at ${isoSeconds(new Date(lateAfter.at * 1000))}`}, after its deadline ${isoSeconds(new Date(lateAfter.deadline * 1000))}), though night ${onTime[0]} before it was witnessed on time (--strict)`);
         }
       }
 
