@@ -10,6 +10,8 @@ export const REDOC_VERSION: string = createRequire(import.meta.url)('redoc/packa
 export interface Origins {
   siteUrl: string;
   apiUrl: string;
+  /** The real log's origin (LOG_ORIGIN); unset: the site's host and the log's path. */
+  logOrigin?: string;
 }
 
 /** Paths on the site host {base_url}: the edge's routes and the documents the renderer writes. */
@@ -45,7 +47,10 @@ export const SITE_PATHS = {
   A2A: '/a2a',
   // The transparency log (https://c2sp.org/tlog-tiles): its page, checkpoint, tiles and receipts.
   LOG: '/log/',
+  LOG_DEMO: '/log/demo/',
   LOG_CHECKPOINT: '/log/checkpoint',
+  LOG_CHECKPOINTS: '/log/checkpoint/',
+  LOG_POLICY: '/log/policy',
   LOG_TILES: '/log/tile/',
   LOG_PROOF: '/log/proof/',
   LOG_VERIFIER: '/log/verify.ts',
@@ -123,12 +128,18 @@ export function skillPath(name: string): string {
 }
 
 /**
- * The transparency log's origin (https://c2sp.org/tlog-checkpoint): the site's host and the log's
- * path, schema-less; the demo nights' log is a different log, with an origin that says so. The
- * checkpoint's signing key is named after it.
+ * The transparency log's origin (https://c2sp.org/tlog-checkpoint): LOG_ORIGIN, a setting so that a
+ * new port or domain never makes a new log, else the site's host and the log's path, schema-less. The
+ * demo nights' log is a different log, with an origin that says so. The log's key is named after it.
  */
-export function logOrigin(siteUrl: string, demo: boolean): string {
-  return `${new URL(siteUrl).host}${SITE_PATHS.LOG.replace(/\/$/, '')}${demo ? '/demo' : ''}`;
+export function logOrigin(cfg: Pick<Origins, 'siteUrl' | 'logOrigin'>, demo: boolean): string {
+  const real = cfg.logOrigin || `${new URL(cfg.siteUrl).host}${SITE_PATHS.LOG.replace(/\/$/, '')}`;
+  return demo ? `${real}/demo` : real;
+}
+
+/** Where a log's files are served: the real log under /log/, the demo log under /log/demo/. */
+export function logPrefix(demo: boolean): string {
+  return demo ? SITE_PATHS.LOG_DEMO : SITE_PATHS.LOG;
 }
 
 export type UrlName = `${keyof typeof SITE_PATHS}_URL` | `API_${keyof typeof API_PATHS}_URL` | 'SITE_URL' | 'API_URL';

@@ -63,7 +63,9 @@ export const HistoryNightSchema = z.object({
   trading_cost_usd: z.number().nullable().describe("That date's cost of unwinding filled inventory, USD (signed: a gain is a negative cost); null when none is recorded."),
   at_stake_usd: z.number().nullable().describe("The capital base the returns use for that day: the day's last snapshot of capital at stake, USD; null when the day has none."),
   updated_at: timestamp.describe("When that night's payout was first recorded or last corrected (ISO 8601 UTC)."),
-  log_index: count.nullable().describe("Index of the transparency log's latest entry for this night (its leaf in the tree at {base_url}/log/); null until the night is final, three days after its date."),
+  log_index: count.nullable().describe("Index of the transparency log's latest signed entry for this night (its leaf in the tree at {base_url}/log/); null until the night is final, three days after its date."),
+  witnessed_at: timestamp.nullable().describe("When the witnesses' quorum first cosigned a checkpoint holding this night's first log entry (ISO 8601 UTC, the completing cosignature's own time); null while none has, or when the log has no witness policy."),
+  witnessed_on_time: z.boolean().nullable().describe('true when that cosigning came no later than its date plus four days (final after three, plus one), so the night cannot have been made up later; false when it came later or has not come by then (logged late: imported, or a log behind); null without a witness policy, or while the night is not yet due.'),
 }).describe('One settled night of the track record.').register(contract, { id: 'HistoryNight' });
 
 export const HistoryRecordSchema = z.looseObject({
@@ -75,11 +77,35 @@ export const HistoryRecordSchema = z.looseObject({
 }).describe('The whole track record: every settled night with its running gross total, trading cost and capital base.').register(contract, { id: 'HistoryRecord' });
 export type HistoryRecord = z.infer<typeof HistoryRecordSchema>;
 
+const CosignatureLine = z.string().describe('A cosignature/v1 note signature line (https://c2sp.org/tlog-cosignature): "— <witness key name> <base64(key ID || timestamp || signature)>".');
+
+export const LogCheckpointSchema = z.object({
+  size: z.int().min(1).describe('The tree size.'),
+  root: z.string().describe('The root hash, base64.'),
+  note: z.string().describe("The checkpoint as the log's signer signed it: a signed note (https://c2sp.org/signed-note) with the log's signature only."),
+  signed_at: timestamp.describe('When it was signed, by the database clock (ISO 8601 UTC).'),
+  quorum_at: timestamp.nullable().describe("When the witnesses' quorum first cosigned it: the completing cosignature's own time; null while it has not."),
+  cosignatures: z.array(CosignatureLine).describe("Each witness's earliest cosignature of it, by witness name."),
+}).describe('One signed checkpoint of the log.');
+
 export const LogRecordSchema = z.looseObject({
-  updated_at: timestamp.nullable().describe('When the latest entry was appended (ISO 8601 UTC); null while the log is empty.'),
+  updated_at: timestamp.nullable().describe('When the log last changed: a checkpoint signed, a cosignature received or a witnessing round (ISO 8601 UTC); null while the log is empty.'),
   demo: z.boolean().nullable().describe('true while the log holds demo nights (a log of its own, removed when real data arrive); null before any data.'),
-  entries: z.array(z.string()).describe('Every entry in log order: the RFC 8785 canonical JSON of a final night (date, usd, trading_cost_usd, at_stake_usd, updated_at, and supersedes: the index of the entry it corrects, or null).'),
-}).describe("The transparency log's entries, the leaves of the Merkle tree served as tiles at {base_url}/log/.").register(contract, { id: 'LogRecord' });
+  vkey: z.string().nullable().describe("The note verifier key that signed the latest checkpoint (https://c2sp.org/signed-note#verifier-keys); null before any."),
+  policy: z.string().nullable().describe("The witness policy the log is cosigned under (https://c2sp.org/tlog-policy); null: the log is not witnessed."),
+  entries: z.array(z.string()).describe('Every entry the latest checkpoint covers, in log order: the RFC 8785 canonical JSON of a final night (date, usd, trading_cost_usd, at_stake_usd, updated_at, and supersedes: the index of the entry it corrects, or null).'),
+  checkpoints: z.array(LogCheckpointSchema).describe('Every checkpoint ever signed, smallest first.'),
+  cosignatures: z.array(CosignatureLine).describe("Each witness's latest cosignature of the latest checkpoint."),
+  witnessing: z.object({
+    at: timestamp,
+    size: z.int().min(1),
+    witnesses: z.int().min(1).describe('How many witnesses the policy names.'),
+    cosigned: z.array(z.string()).describe('The witnesses holding a fresh cosignature of that checkpoint.'),
+    quorum_met: z.boolean(),
+  }).nullable().describe('The latest round of asking the witnesses; null before any.'),
+  halted: z.object({ at: timestamp, reason: z.string() }).nullable()
+    .describe('Why the log stopped growing (its new tree did not extend what was signed, or a witness saw a larger tree); null while it grows.'),
+}).describe("The transparency log: its entries (the leaves of the Merkle tree served as tiles at {base_url}/log/), its signed checkpoints and the witnesses' cosignatures.").register(contract, { id: 'LogRecord' });
 export type LogRecord = z.infer<typeof LogRecordSchema>;
 
 export const HealthDataSchema = z.object({
@@ -100,12 +126,23 @@ export const WriterLivenessSchema = z.object({
   name: z.string().nullable().describe("Name of the writer that wrote the latest heartbeat: the one writing now while alive is true. An operator-chosen name or one the writer drew at random when it started, never a host or an address; another name means another writer (a standby, or a restart) took over. null before any heartbeat, or when the latest was imported."),
 }).describe('Liveness of the process that writes the data.').register(contract, { id: 'WriterLiveness' });
 
+export const LogHealthSchema = z.object({
+  size: count.describe('Entries in the latest signed checkpoint.'),
+  witnessed: z.boolean().describe('Whether the log works under a witness policy; false: nobody else holds its checkpoints.'),
+  witnesses: z.int().min(1).nullable().describe('How many witnesses the policy names; null without a policy or before the first round.'),
+  cosigned: count.nullable().describe('How many of them hold a fresh cosignature of the latest checkpoint; null without a policy.'),
+  checked_at: timestamp.nullable().describe('When the witnesses were last asked; null without a policy or before the first round.'),
+  quorum_cosigned_at: timestamp.nullable().describe("When the policy's quorum last cosigned; past 26 hours the status is \"degraded\"."),
+  halted: z.string().nullable().describe('Why the log has stopped growing; null while it grows. A halted log makes the status "degraded".'),
+}).describe("The transparency log's state.").register(contract, { id: 'LogHealth' });
+
 export const HealthRecordSchema = z.looseObject({
   status: z.enum(['ok', 'degraded', 'down'])
     .describe('"ok" when payouts and accruals are fresh, the writer is alive and (on a read replica) the data trails the primary by no more than the bound; "degraded" otherwise; "down" when the database cannot be reached.'),
   checked_at: timestamp.describe('Time of the check (ISO 8601 UTC).'),
   data: HealthDataSchema.nullable().describe('Data freshness; null when down.'),
   writer: WriterLivenessSchema.nullable().describe('Writer liveness; null when down.'),
+  log: LogHealthSchema.nullable().optional().describe("The transparency log's state; null or absent when down."),
 }).describe('The health record. Read status, not the HTTP status code.').register(contract, { id: 'HealthRecord' });
 export type HealthRecord = z.infer<typeof HealthRecordSchema>;
 

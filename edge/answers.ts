@@ -45,30 +45,36 @@ export interface AnswerSigning {
   sign(answer: Answer, coding: ContentCoding | undefined, memoKey?: string): Promise<SignedAnswer>;
 }
 
-export function createAnswerSigning(signer: () => Promise<AnswerSigner>, authority: string, compress: Compress | undefined): AnswerSigning {
+/**
+ * `logState` gives the Log-Checkpoint field of the log state the answer agrees with (none before the
+ * log has a checkpoint); the signature covers it.
+ */
+export function createAnswerSigning(signer: () => Promise<AnswerSigner>, authority: string, compress: Compress | undefined, logState: () => Promise<string | undefined>): AnswerSigning {
   const memo = new Map<string, Promise<SignedAnswer>>();
-  const make = async (answer: Answer, coding: ContentCoding | undefined): Promise<SignedAnswer> => {
+  const make = async (answer: Answer, coding: ContentCoding | undefined, logCheckpoint: string | undefined): Promise<SignedAnswer> => {
     const identity = typeof answer.body === 'string' ? new TextEncoder().encode(answer.body) : answer.body;
     const compressed = coding && compress && identity.length >= MIN_COMPRESSED_BYTES ? compress(identity, coding) : undefined;
     const body = new Uint8Array(compressed ?? identity);
     const status = answer.status ?? 200;
-    const signature = await (await signer()).sign({ status, contentType: answer.contentType, body, authority, path: answer.path, query: answer.query });
+    const signature = await (await signer()).sign({ status, contentType: answer.contentType, body, authority, path: answer.path, query: answer.query, logCheckpoint });
     const headers: Record<string, string> = {
       'content-type': answer.contentType,
       etag: compressed ? `W/${answer.etag.replace(/^W\//, '')}` : answer.etag,
       ...(answer.lastModified ? { 'last-modified': answer.lastModified } : {}),
       ...(compressed ? { 'content-encoding': coding! } : {}),
+      ...(logCheckpoint ? { 'log-checkpoint': logCheckpoint } : {}),
       ...signature,
     };
     return { status, body, headers };
   };
   return {
-    sign(answer, coding, memoKey) {
-      if (!memoKey) return make(answer, coding);
-      const key = `${memoKey}|${answer.etag}|${coding ?? ''}`;
+    async sign(answer, coding, memoKey) {
+      const logCheckpoint = await logState();
+      if (!memoKey) return make(answer, coding, logCheckpoint);
+      const key = `${memoKey}|${answer.etag}|${coding ?? ''}|${logCheckpoint ?? ''}`;
       let made = memo.get(key);
       if (!made) {
-        made = make(answer, coding);
+        made = make(answer, coding, logCheckpoint);
         made.catch(() => memo.delete(key));
         // Entries of an older upstream answer are never asked for again: the oldest go first.
         if (memo.size >= MEMO_SIZE) memo.delete(memo.keys().next().value!);

@@ -9,7 +9,7 @@ import { createAnswerSigning, requestedCoding, type Compress } from './answers.t
 import type { EdgeConfig } from './config.ts';
 import { createFigures, type Figures } from './figures.ts';
 import { jsonError } from './http.ts';
-import { createAnswerSigner, type AnswerSigner } from './response-signature.ts';
+import { createAnswerSigner, logCheckpointField, type AnswerSigner } from './response-signature.ts';
 import { forCacheFill, notFound, type Sign } from './routing.ts';
 import { createAgentsApp } from './routes/agents.ts';
 import { createApiHostApp } from './routes/api-host.ts';
@@ -39,8 +39,13 @@ export function createApp(cfg: EdgeConfig, options: AppOptions = {}): Hono {
   // the gateway asked for.
   let answerSigner: Promise<AnswerSigner> | undefined;
   const signer = () => (answerSigner ??= createAnswerSigner(cfg.httpSigPrivateKey));
+  // The log state every signed answer names: the latest checkpoint the edge has read (none while it reads none).
+  const logState = async () => {
+    const checkpoint = (await figures.log().catch(() => undefined))?.value.checkpoints.at(-1);
+    return checkpoint && logCheckpointField(checkpoint.note.slice(0, checkpoint.note.indexOf('\n')), checkpoint.size, checkpoint.root);
+  };
   const signFor = (origin: string): Sign => {
-    const signing = createAnswerSigning(signer, new URL(origin).host, options.compress);
+    const signing = createAnswerSigning(signer, new URL(origin).host, options.compress, logState);
     return (c, answer, memoKey) => signing.sign(answer, requestedCoding(c.req.header('accept-encoding'), options.compress), memoKey);
   };
 
@@ -56,7 +61,7 @@ export function createApp(cfg: EdgeConfig, options: AppOptions = {}): Hono {
     origin: '*',
     allowMethods: ['GET', 'HEAD', 'POST', 'OPTIONS'],
     allowHeaders: ['content-type', 'accept', 'if-none-match', 'mcp-protocol-version', 'a2a-version', 'last-event-id'],
-    exposeHeaders: ['ETag', 'Link', 'Retry-After', 'X-Cache-Status', 'X-Markdown-Tokens', 'Signature', 'Signature-Input', 'Content-Digest'],
+    exposeHeaders: ['ETag', 'Link', 'Retry-After', 'X-Cache-Status', 'X-Markdown-Tokens', 'Signature', 'Signature-Input', 'Content-Digest', 'Log-Checkpoint'],
     maxAge: 86400,
   });
   app.use('*', (c: Context, next) => (forCacheFill(c) ? next() : corsHeaders(c, next)));

@@ -6,6 +6,8 @@ export interface EdgeConfig {
   siteUrl: string;
   /** Public origin of the API host, {api_url}: printed, never called. */
   apiUrl: string;
+  /** The real log's origin (LOG_ORIGIN), as the pages name it; unset: the site's host and the log's path. */
+  logOrigin?: string;
   /** Where the edge reaches the API host (the local listener; may differ from the public URL). */
   apiUpstream: string;
   /** Where the edge reaches PostgREST itself, to sign the API host's answers (PostgREST's default role is anon). */
@@ -14,7 +16,7 @@ export interface EdgeConfig {
   anonKey: string;
   /** Ed25519 private key (PKCS#8 DER, base64url) whose public half the key directory publishes, signed with it. */
   httpSigPrivateKey: string;
-  /** Public halves of retired signing keys (JWK x values): the key directory keeps listing them. */
+  /** Retired signing keys, each `<JWK x>@<ISO time retired>`: the key directory keeps listing them, with that time. */
   httpSigRetiredPublicKeys: string[];
   /** How long one upstream answer serves every surface (REST, MCP, A2A, the page). */
   statsTtlMs: number;
@@ -50,6 +52,7 @@ export function edgeConfigFromEnv(env: EdgeEnv): EdgeConfig {
   return {
     siteUrl: origin(required(env, 'SITE_URL')),
     apiUrl: origin(required(env, 'API_URL')),
+    logOrigin: env.LOG_ORIGIN || undefined,
     apiUpstream: origin(required(env, 'EDGE_API_UPSTREAM')),
     postgrestUpstream: origin(required(env, 'EDGE_POSTGREST_UPSTREAM')),
     anonKey: required(env, 'ANON_KEY'),

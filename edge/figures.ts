@@ -1,7 +1,7 @@
 // One upstream cache feeds every surface: /api/stats, /api/history, /api/health, MCP, A2A and the page. The
 // published form (record + attribution + notes), its JSON body and its ETag are built once per
 // upstream answer, not once per request.
-import { SingleFlight } from './cache.ts';
+import { NextLoad, SingleFlight } from './cache.ts';
 import type { EdgeConfig } from './config.ts';
 import { strongEtag } from './http.ts';
 import type { HistoryRecord, LogRecord, PublishedHealth, PublishedStats, StatsRecord } from '../contract/records.ts';
@@ -36,8 +36,10 @@ export interface Figures {
   /** The whole track record, as landing_history returns it. */
   history(): Promise<Prepared<HistoryRecord>>;
   health(): Promise<Prepared<PublishedHealth>>;
-  /** The transparency log's entries, as landing_log returns them. */
+  /** The transparency log, as landing_log returns it. */
   log(): Promise<Prepared<LogRecord>>;
+  /** The transparency log read anew, for a request that names more than the cached one holds; it refreshes the cache too. */
+  logNow(): Promise<Prepared<LogRecord>>;
 }
 
 export function publishStats(record: StatsRecord, cfg: EdgeConfig): PublishedStats {
@@ -68,5 +70,10 @@ export function createFigures(cfg: EdgeConfig, upstream: Upstream): Figures {
   }, cfg.healthTtlMs);
   const history = new SingleFlight(async () => prepare(await upstream.history()), cfg.statsTtlMs, stale);
   const log = new SingleFlight(async () => prepare(await upstream.log()), cfg.statsTtlMs, stale);
-  return { stats: () => stats.get(), history: () => history.get(), health: () => health.get(), log: () => log.get() };
+  const logNow = new NextLoad(async () => {
+    const prepared = await prepare(await upstream.logNow());
+    log.set(prepared);
+    return prepared;
+  });
+  return { stats: () => stats.get(), history: () => history.get(), health: () => health.get(), log: () => log.get(), logNow: () => logNow.get() };
 }

@@ -28,7 +28,7 @@ export function withinRange(record: HistoryRecord, range: DateRange): HistoryRec
 export const CSV_COLUMNS = Object.keys(HistoryNightSchema.shape) as (keyof typeof HistoryNightSchema.shape)[];
 
 /** A field as RFC 4180 writes it: quoted only when it holds a comma, a quote or a line break. */
-function csvField(value: string | number | null): string {
+function csvField(value: string | number | boolean | null): string {
   if (value === null) return '';
   const text = String(value);
   return /[",\r\n]/.test(text) ? `"${text.replace(/"/g, '""')}"` : text;

@@ -1,7 +1,8 @@
 // Signed data answers: an RFC 9530 Content-Digest of the bytes as sent
 // (https://www.rfc-editor.org/rfc/rfc9530) and one RFC 9421 response signature
 // (https://www.rfc-editor.org/rfc/rfc9421) over the status, the media type, that digest and the
-// request's authority, path and query (§2.4: request components of a response carry ;req), made by
+// request's authority, path and query (§2.4: request components of a response carry ;req), and the
+// Log-Checkpoint field naming the log state the answer agrees with, made by
 // http-message-sig with the key directory's Ed25519 key. No `expires`: a figure must still verify
 // years later, against the key directory, which keeps retired keys.
 import { component, createSignature, webcrypto, type SignatureComponent } from 'http-message-sig';
@@ -22,7 +23,18 @@ export interface SignableAnswer {
   path: string;
   /** The request's query with its "?", when it had one; the signature then covers it. */
   query?: string;
+  /** The Log-Checkpoint field the answer carries, which the signature then covers. */
+  logCheckpoint?: string;
   created?: Date;
+}
+
+/**
+ * The Log-Checkpoint field: the log state an answer agrees with, as an RFC 8941 dictionary
+ * (https://www.rfc-editor.org/rfc/rfc8941#section-3.2) of the log's origin (a string), the tree size
+ * (an integer) and the root hash (a byte sequence).
+ */
+export function logCheckpointField(origin: string, size: number, rootBase64: string): string {
+  return `origin="${origin.replace(/[\\"]/g, (ch) => `\\${ch}`)}", size=${size}, root=:${rootBase64}:`;
 }
 
 export type AnswerSignatureHeaders = Record<'content-digest' | 'signature-input' | 'signature', string>;
@@ -68,10 +80,15 @@ export async function createAnswerSigner(privateKeyPkcs8Base64url: string): Prom
       const digest = await contentDigest(answer.body);
       const components: SignatureComponent[] = ['@status', 'content-type', 'content-digest', component('@authority', { req: true }), component('@path', { req: true })];
       if (answer.query) components.push(component('@query', { req: true }));
-      const fields = await createSignature({
+      const fields = [{ name: 'content-type', value: answer.contentType }, { name: 'content-digest', value: digest }];
+      if (answer.logCheckpoint) {
+        components.push('log-checkpoint');
+        fields.push({ name: 'log-checkpoint', value: answer.logCheckpoint });
+      }
+      const signed = await createSignature({
         kind: 'response',
         status: answer.status,
-        fields: [{ name: 'content-type', value: answer.contentType }, { name: 'content-digest', value: digest }],
+        fields,
         request: { kind: 'request', method: 'GET', targetUri: requestUrl(answer), fields: [] },
       }, {
         label: ANSWER_SIGNATURE_LABEL,
@@ -79,7 +96,7 @@ export async function createAnswerSigner(privateKeyPkcs8Base64url: string): Prom
         parameters: { created: Math.floor((answer.created ?? new Date()).getTime() / 1000), keyid, alg: 'ed25519', tag: ANSWER_SIGNATURE_TAG },
         signer,
       });
-      return { 'content-digest': digest, 'signature-input': fields.signatureInput, signature: fields.signature };
+      return { 'content-digest': digest, 'signature-input': signed.signatureInput, signature: signed.signature };
     },
   };
 }

@@ -15,7 +15,8 @@ import { KEY_DIRECTORY_CACHE_SECONDS } from '../contract/documents.ts';
 const SIGNATURE_LIFETIME_SECONDS = 300;
 const SIGNATURE_STEP_SECONDS = KEY_DIRECTORY_CACHE_SECONDS;
 
-export interface PublicEd25519Jwk { kty: 'OKP'; crv: 'Ed25519'; x: string; kid: string; use: 'sig' }
+/** `exp` (seconds since the epoch, as JWT's): on a retired key, when it was retired; what it signed after that does not verify. */
+export interface PublicEd25519Jwk { kty: 'OKP'; crv: 'Ed25519'; x: string; kid: string; use: 'sig'; exp?: number }
 
 export interface KeyDirectory {
   /** The JWKS, serialised once. */
@@ -39,8 +40,16 @@ async function publicJwk(x: string): Promise<PublicEd25519Jwk> {
   return { kty: 'OKP', crv: 'Ed25519', x, kid: await calculateJwkThumbprint({ kty: 'OKP', crv: 'Ed25519', x }, 'sha256'), use: 'sig' };
 }
 
+/** A retired key as HTTP_SIG_RETIRED_PUBLIC_KEYS lists it, `<x>@<ISO time retired>`, with that time as `exp`. */
+async function retiredJwk(entry: string): Promise<PublicEd25519Jwk> {
+  const [x, retiredAt] = entry.split('@') as [string, string | undefined];
+  const exp = retiredAt === undefined ? NaN : Math.floor(Date.parse(retiredAt) / 1000);
+  if (!Number.isFinite(exp)) throw new Error(`HTTP_SIG_RETIRED_PUBLIC_KEYS: "${entry}" is not <public key>@<ISO time it was retired>`);
+  return { ...(await publicJwk(x)), exp };
+}
+
 /**
- * The directory lists the current key first, then the retired ones (`retiredPublicKeys`, JWK x
+ * The directory lists the current key first, then the retired ones (`retiredPublicKeys`, `<JWK x>@<ISO time retired>`,
  * values), so what an earlier key signed still verifies against it.
  */
 export interface SigningKey {
@@ -70,7 +79,7 @@ export async function createKeyDirectory(privateKeyPkcs8Base64url: string, direc
   const signer = await Ed25519Signer.fromJWK(jwk);
   // No `alg`: the directory names algorithms differently from JOSE ("ed25519" vs "EdDSA").
   const key: PublicEd25519Jwk = { kty: 'OKP', crv: 'Ed25519', x: jwk.x!, kid: signer.keyid, use: 'sig' };
-  const retired = await Promise.all(retiredPublicKeys.filter((x) => x !== key.x).map(publicJwk));
+  const retired = await Promise.all(retiredPublicKeys.filter((entry) => !entry.startsWith(`${key.x}@`)).map(retiredJwk));
   const body = `${JSON.stringify({ keys: [key, ...retired] }, null, 2)}\n`;
   let signed: { step: number; headers: Promise<Record<'Signature' | 'Signature-Input', string>> } | undefined;
   return {

@@ -1,9 +1,10 @@
-// The transparency log as the site serves it (https://c2sp.org/tlog-tiles under /log/): the
-// checkpoint as a signed note, hash tiles and entry bundles of height 8, a receipt per night
-// (https://c2sp.org/tlog-proof) and a small page saying what the log is. Everything is cut from the
-// entries landing_log returns, once per upstream answer; the checkpoint is signed with the key
-// directory's Ed25519 key under the log's origin. Ed25519 signatures are deterministic, so every
-// node serving the same entries serves the same checkpoint, byte for byte.
+// The transparency log as the site serves it (https://c2sp.org/tlog-tiles), the real log under /log/
+// and the demo log under /log/demo/: the latest checkpoint with the witnesses' latest cosignatures,
+// every checkpoint ever signed with each witness's earliest cosignature (and a listing of them), the
+// witness policy, hash tiles and entry bundles of height 8, a receipt per night
+// (https://c2sp.org/tlog-proof) and a page saying what the log is. The edge signs nothing here: the
+// checkpoints are the ones the log's signer stored, served as they are, and the tiles are cut from the
+// entries the latest checkpoint covers, once per upstream answer.
 import { Hono, type Context } from 'hono';
 import type { EdgeConfig } from './config.ts';
 import { midnightMs } from '../contract/dates.ts';
@@ -12,68 +13,122 @@ import { madeFrom, type Figures, type Prepared } from './figures.ts';
 import { etagMatches, jsonError, strongEtag } from './http.ts';
 import { JSON_TYPE, unavailable } from './routing.ts';
 import { esc } from './page/escape.ts';
-import { logOrigin, SITE_PATHS } from '../contract/paths.ts';
+import { logPrefix, SITE_PATHS } from '../contract/paths.ts';
 import type { LogRecord } from '../contract/records.ts';
-import { importSigningKey, type SigningKey } from './signing.ts';
 import { logInUse, SERVICE_NAME, verification } from '../contract/texts/rules.ts';
+import { base64 } from '../contract/log-key.ts';
 import { buildTree, type Tree } from '../contract/tlog/merkle.ts';
-import { checkpointBody, formatReceipt, signNote } from '../contract/tlog/note.ts';
-import { noteVerifierKey } from '../contract/log-key.ts';
-import { parseTilePath, tileBytes } from './tlog/tiles.ts';
+import { formatReceipt } from '../contract/tlog/note.ts';
+import { parseTilePath, tileBytes, TILE_WIDTH, type TileAddress } from './tlog/tiles.ts';
 
 const TEXT_TYPE = 'text/plain; charset=utf-8';
 /** The checkpoint moves: a few seconds at most (tlog-tiles asks no more). */
 const CHECKPOINT_CACHE_CONTROL = 'public, max-age=5';
 /** What may still grow or, for the demo log, disappear with the demo data. */
 const SHORT_CACHE_CONTROL = 'public, max-age=60';
+/** A 404 for what the log may hold a moment later is never kept. */
+const NOT_YET = { 'cache-control': 'no-store' };
 /** An entry is at most this long: bundles prefix each with a uint16. */
 const MAX_ENTRY_BYTES = 0xffff;
+/** A superseded checkpoint may still gain the cosignature of a round that was under way; after this, it never changes. */
+const SETTLED_MS = 60_000;
+
+interface Archived {
+  size: number;
+  /** The note with each witness's earliest cosignature. */
+  text: string;
+  settled: boolean;
+}
 
 export interface PublishedLog {
   origin: string;
   demo: boolean;
   entries: Uint8Array[];
   tree: Tree;
-  /** The signed checkpoint note and its strong validator. */
+  /** The latest checkpoint with each witness's latest cosignature, and its strong validator. */
   checkpoint: string;
   checkpointEtag: string;
   verifierKey: string;
+  policy: string | null;
+  archive: Map<number, Archived>;
+  /** The listing of the archive, as served. */
+  listing: string;
   /** Each date's latest entry. */
   latest: Map<string, number>;
+  record: LogRecord;
 }
 
-export async function publishLog(record: LogRecord, siteUrl: string, key: SigningKey): Promise<PublishedLog> {
+const withLines = (note: string, lines: readonly string[]) => note + lines.map((line) => `${line}\n`).join('');
+/** The key name a cosignature line carries. */
+const signerOf = (line: string) => line.split(' ')[1] ?? '';
+
+/** The log as served, or undefined while nothing is signed. Throws when the entries do not give the checkpoint's root. */
+export async function publishLog(record: LogRecord, siteUrl: string, now = Date.now()): Promise<PublishedLog | undefined> {
+  const last = record.checkpoints.at(-1);
+  if (!last) return undefined;
   const encoder = new TextEncoder();
   const entries = record.entries.map((entry) => encoder.encode(entry));
   const tooLong = entries.findIndex((entry) => entry.length > MAX_ENTRY_BYTES);
   if (tooLong >= 0) throw new Error(`log entry ${tooLong} is longer than an entry bundle can hold`);
+  const tree = await buildTree(entries);
+  if (tree.size !== last.size || base64(await tree.root()) !== last.root) throw new Error(`the log's ${tree.size} entries do not give the root of its checkpoint of ${last.size}`);
   const latest = new Map<string, number>();
   record.entries.forEach((entry, index) => latest.set((JSON.parse(entry) as { date: string }).date, index));
   const demo = record.demo === true;
-  const origin = logOrigin(siteUrl, demo);
-  const tree = await buildTree(entries);
-  const checkpoint = await signNote(checkpointBody(origin, tree.size, await tree.root()), origin, key.privateKey, key.publicKey);
-  return { origin, demo, entries, tree, checkpoint, checkpointEtag: await strongEtag(checkpoint), verifierKey: await noteVerifierKey(origin, key.publicKey), latest };
+  const origin = last.note.slice(0, last.note.indexOf('\n'));
+  const checkpoint = withLines(last.note, record.cosignatures);
+  const archive = new Map<number, Archived>();
+  record.checkpoints.forEach((c, i) => {
+    const next = record.checkpoints[i + 1];
+    archive.set(c.size, { size: c.size, text: withLines(c.note, c.cosignatures), settled: next !== undefined && now - Date.parse(next.signed_at) > SETTLED_MS });
+  });
+  const prefix = siteUrl + logPrefix(demo);
+  const listing = `${JSON.stringify({
+    origin,
+    vkey: record.vkey,
+    policy: record.policy === null ? null : `${prefix}policy`,
+    checkpoints: record.checkpoints.map((c) => ({
+      size: c.size, root: c.root, signed_at: c.signed_at, quorum_at: c.quorum_at, witnesses: c.cosignatures.map(signerOf), url: `${prefix}checkpoint/${c.size}`,
+    })),
+  })}\n`;
+  return { origin, demo, entries, tree, checkpoint, checkpointEtag: await strongEtag(checkpoint), verifierKey: record.vkey ?? '', policy: record.policy, archive, listing, latest, record };
 }
 
-function logPage(log: PublishedLog, cfg: Pick<EdgeConfig, 'siteUrl'>): string {
+/** The dates between the first and the last night the log holds for which it holds nothing. */
+export function logGaps(latest: ReadonlyMap<string, number>): string[] {
+  const dates = [...latest.keys()].sort();
+  const gaps: string[] = [];
+  for (let i = 1; i < dates.length; i++) {
+    for (let t = midnightMs(dates[i - 1]!) + 86_400_000; t < midnightMs(dates[i]!); t += 86_400_000) gaps.push(new Date(t).toISOString().slice(0, 10));
+  }
+  return gaps;
+}
+
+function logPage(log: PublishedLog, cfg: Pick<EdgeConfig, 'siteUrl' | 'logOrigin'>): string {
   const say = verification(cfg);
   const site = cfg.siteUrl;
-  const which = logInUse(site, log.demo);
+  const prefix = logPrefix(log.demo);
+  const { witnessing, halted } = log.record;
+  const gaps = logGaps(log.latest);
+  const witnessed = log.policy === null
+    ? '<p><strong>Not witnessed.</strong> No witness policy is set, so nobody else holds these checkpoints: the operator could show different histories to different readers.</p>'
+    : `<p>Witnessed under the <a href="${esc(site + prefix)}policy">policy</a>${witnessing ? `: in the latest round (${esc(witnessing.at)}) ${witnessing.cosigned.length} of ${witnessing.witnesses} witnesses held a fresh cosignature of checkpoint ${witnessing.size}, ${witnessing.quorum_met ? 'which meets' : 'short of'} the quorum` : ''}.</p>`;
   return `<!doctype html>
 <html lang="en"><head><meta charset="utf-8"><meta name="viewport" content="width=device-width, initial-scale=1">
 <title>Transparency log · ${esc(SERVICE_NAME)}</title></head>
 <body><main>
 <h1>Transparency log of the nightly figures</h1>
-<p>${esc(say.logged)}</p>
-<p>${esc(which)}</p>
+${halted ? `<p><strong>The log is halted</strong> since ${esc(halted.at)}: ${esc(halted.reason)}.</p>\n` : ''}<p>${esc(say.logged)}</p>
+<p>${esc(logInUse(cfg, log.demo))}</p>
+${witnessed}
+<p>${gaps.length === 0 ? 'No night is missing between the first and the last night logged.' : `Nights with no figure in the log (gaps): ${esc(gaps.join(', '))}.`}</p>
 <dl>
 <dt>Origin</dt><dd><code>${esc(log.origin)}</code></dd>
 <dt>Entries</dt><dd>${log.tree.size}</dd>
 <dt>Note verifier key</dt><dd><code>${esc(log.verifierKey)}</code></dd>
-<dt>Checkpoint</dt><dd><a href="${esc(site + SITE_PATHS.LOG_CHECKPOINT)}">${esc(site + SITE_PATHS.LOG_CHECKPOINT)}</a></dd>
-<dt>Tiles</dt><dd><code>${esc(SITE_PATHS.LOG_TILES)}&lt;L&gt;/&lt;N&gt;[.p/&lt;W&gt;]</code> and <code>${esc(SITE_PATHS.LOG_TILES)}entries/&lt;N&gt;[.p/&lt;W&gt;]</code> (height 8)</dd>
-<dt>Receipts</dt><dd><a href="${esc(site + SITE_PATHS.LOG_PROOF)}">${esc(site + SITE_PATHS.LOG_PROOF)}</a> lists them; one night's is <code>${esc(SITE_PATHS.LOG_PROOF)}&lt;YYYY-MM-DD&gt;</code></dd>
+<dt>Checkpoint</dt><dd><a href="${esc(site + prefix)}checkpoint">${esc(site + prefix)}checkpoint</a>; every one ever signed: <a href="${esc(site + prefix)}checkpoint/">${esc(site + prefix)}checkpoint/</a></dd>
+<dt>Tiles</dt><dd><code>${esc(prefix)}tile/&lt;L&gt;/&lt;N&gt;[.p/&lt;W&gt;]</code> and <code>${esc(prefix)}tile/entries/&lt;N&gt;[.p/&lt;W&gt;]</code> (height 8)</dd>
+<dt>Receipts</dt><dd><a href="${esc(site + prefix)}proof/">${esc(site + prefix)}proof/</a> lists them; one night's is <code>${esc(prefix)}proof/&lt;YYYY-MM-DD&gt;</code></dd>
 </dl>
 <p>${esc(say.signed)}</p>
 <p>${esc(say.check)} <a href="${esc(site + SITE_PATHS.LOG_VERIFIER)}">Download the verifier</a>.</p>
@@ -84,74 +139,118 @@ function logPage(log: PublishedLog, cfg: Pick<EdgeConfig, 'siteUrl'>): string {
 
 const ISO_DATE = /^\d{4}-\d{2}-\d{2}$/;
 
-/** Where a path of the log is in this app, which the app mounts at SITE_PATHS.LOG. */
-const inLog = (path: string) => path.slice(SITE_PATHS.LOG.length - 1);
+/** Whether a tile lies beyond a tree of `size` leaves: a view that is behind may not hold it yet. */
+function beyond(tile: TileAddress, size: number): boolean {
+  const level = tile.level === 'entries' ? 0 : tile.level;
+  return (tile.index * TILE_WIDTH + (tile.width ?? TILE_WIDTH)) * TILE_WIDTH ** level > size;
+}
 
-/** The log's routes, mounted at SITE_PATHS.LOG by the app. */
+/** The log's routes, mounted at SITE_PATHS.LOG by the app: the real log there, the demo log under demo/. */
 export function createLogApp(cfg: EdgeConfig, figures: Figures): Hono {
   const app = new Hono();
-  let signingKey: Promise<SigningKey> | undefined;
-  const published = madeFrom(async (record: Prepared<LogRecord>) => {
-    signingKey ??= importSigningKey(cfg.httpSigPrivateKey);
-    return publishLog(record.value, cfg.siteUrl, await signingKey);
-  });
-  const current = async (): Promise<PublishedLog | undefined> => {
-    let record: Prepared<LogRecord>;
+  const published = madeFrom(async (record: Prepared<LogRecord>) => publishLog(record.value, cfg.siteUrl));
+  /** The log now served: 'down' when it cannot be read, undefined while nothing is signed. */
+  const current = async (afresh = false): Promise<PublishedLog | undefined | 'down'> => {
     try {
-      record = await figures.log();
+      return await published(await (afresh ? figures.logNow() : figures.log()));
     } catch (error) {
       console.error(`edge: ${(error as Error).message}`);
-      return undefined;
+      return 'down';
     }
-    return published(record);
   };
-  const notHere = (what: string) => jsonError(404, `Not found: ${what}.`);
+  const notHere = (what: string, headers: Record<string, string> = {}) => jsonError(404, `Not found: ${what}.`, headers);
 
-  app.get(inLog(SITE_PATHS.LOG), async () => {
-    const log = await current();
-    if (!log) return unavailable();
-    return new Response(logPage(log, cfg), { headers: { 'content-type': 'text/html; charset=utf-8', 'cache-control': SHORT_CACHE_CONTROL } });
-  });
+  for (const demo of [false, true]) {
+    const at = (path: string) => logPrefix(demo).slice(SITE_PATHS.LOG.length - 1) + path;
+    /** The log this prefix serves, or the answer that says where it is. */
+    const served = async (afresh = false): Promise<PublishedLog | Response> => {
+      const log = await current(afresh);
+      if (log === 'down') return unavailable();
+      if (!log) return notHere('the log holds no signed checkpoint yet', NOT_YET);
+      if (log.demo !== demo) return notHere(`the figures are ${log.demo ? 'demo data: their log is at' : 'real: their log is at'} ${logPrefix(log.demo)}`, NOT_YET);
+      return log;
+    };
 
-  app.get(inLog(SITE_PATHS.LOG_CHECKPOINT), async (c) => {
-    const log = await current();
-    if (!log) return unavailable();
-    const headers = { 'content-type': TEXT_TYPE, 'cache-control': CHECKPOINT_CACHE_CONTROL, etag: log.checkpointEtag };
-    if (etagMatches(c.req.header('if-none-match'), log.checkpointEtag)) return new Response(null, { status: 304, headers });
-    return new Response(log.checkpoint, { headers });
-  });
+    app.get(at(''), async (c) => {
+      // A person who follows a link to the other log's page is taken to the log in use.
+      const inUse = await current();
+      if (inUse && inUse !== 'down' && inUse.demo !== demo) return c.redirect(logPrefix(inUse.demo));
+      const log = await served();
+      if (log instanceof Response) return log;
+      return new Response(logPage(log, cfg), { headers: { 'content-type': 'text/html; charset=utf-8', 'cache-control': SHORT_CACHE_CONTROL } });
+    });
 
-  app.get(`${inLog(SITE_PATHS.LOG_TILES)}*`, async (c) => {
-    const tile = parseTilePath(c.req.path.slice(SITE_PATHS.LOG.length));
-    if (!tile) return notHere('not a tile path (tile/<L>/<N>[.p/<W>] or tile/entries/<N>[.p/<W>], N in x-prefixed three-digit groups)');
-    const log = await current();
-    if (!log) return unavailable();
-    const bytes = tileBytes(log.tree, log.entries, tile);
-    if (!bytes) return notHere('the log holds no such tile yet');
-    // A full tile never changes; a partial one is a prefix of what comes, kept briefly all the same.
-    const immutable = tile.width === undefined && !log.demo;
-    return new Response(bytes, { headers: { 'content-type': 'application/octet-stream', 'cache-control': immutable ? CACHE_IMMUTABLE : SHORT_CACHE_CONTROL } });
-  });
+    app.get(at('checkpoint'), async (c) => {
+      const log = await served();
+      if (log instanceof Response) return log;
+      const headers = { 'content-type': TEXT_TYPE, 'cache-control': CHECKPOINT_CACHE_CONTROL, etag: log.checkpointEtag };
+      if (etagMatches(c.req.header('if-none-match'), log.checkpointEtag)) return new Response(null, { status: 304, headers });
+      return new Response(log.checkpoint, { headers });
+    });
 
-  // The receipts there are: each night's latest entry, by date.
-  app.get(inLog(SITE_PATHS.LOG_PROOF), async () => {
-    const log = await current();
-    if (!log) return unavailable();
-    const receipts = [...log.latest].sort(([a], [b]) => (a < b ? -1 : 1)).map(([date, index]) => ({ date, index, url: `${cfg.siteUrl}${SITE_PATHS.LOG_PROOF}${date}` }));
-    return new Response(`${JSON.stringify({ origin: log.origin, size: log.tree.size, receipts })}\n`, { headers: { 'content-type': JSON_TYPE, 'cache-control': SHORT_CACHE_CONTROL } });
-  });
+    app.get(at('checkpoint/'), async () => {
+      const log = await served();
+      if (log instanceof Response) return log;
+      return new Response(log.listing, { headers: { 'content-type': JSON_TYPE, 'cache-control': CHECKPOINT_CACHE_CONTROL } });
+    });
 
-  app.get(`${inLog(SITE_PATHS.LOG_PROOF)}:date`, async (c) => {
-    const date = c.req.param('date')!;
-    if (!ISO_DATE.test(date) || Number.isNaN(midnightMs(date))) return jsonError(400, `The night must be a date, YYYY-MM-DD (UTC); got "${date}".`);
-    const log = await current();
-    if (!log) return unavailable();
-    const index = log.latest.get(date);
-    if (index === undefined) return notHere(`the log holds no entry for ${date} (a night enters it three days after its date)`);
-    const receipt = formatReceipt(log.entries[index]!, index, await log.tree.inclusionProof(index), log.checkpoint);
-    return new Response(receipt, { headers: { 'content-type': TEXT_TYPE, 'cache-control': SHORT_CACHE_CONTROL, 'content-disposition': `inline; filename="${date}.tlog-proof"` } });
-  });
+    app.get(at('checkpoint/:size'), async (c) => {
+      const size = c.req.param('size')!;
+      if (!/^[1-9]\d{0,15}$/.test(size)) return jsonError(400, `A checkpoint is named by its tree size, a whole number above 0; got "${size}".`);
+      let log = await served();
+      if (log instanceof Response) return log;
+      if (!log.archive.has(Number(size)) && Number(size) > log.tree.size) log = await served(true);
+      if (log instanceof Response) return log;
+      const archived = log.archive.get(Number(size));
+      if (!archived) return notHere(`the log signed no checkpoint of ${size} entries`, NOT_YET);
+      return new Response(archived.text, { headers: { 'content-type': TEXT_TYPE, 'cache-control': archived.settled && !demo ? CACHE_IMMUTABLE : SHORT_CACHE_CONTROL } });
+    });
 
-  app.all('*', (c: Context) => (c.req.method === 'GET' || c.req.method === 'HEAD' ? notHere('this log serves checkpoint, tile/… and proof/<date>') : jsonError(405, 'Method not allowed: use GET, HEAD, OPTIONS.', { allow: 'GET, HEAD, OPTIONS' })));
+    app.get(at('policy'), async () => {
+      const log = await served();
+      if (log instanceof Response) return log;
+      if (log.policy === null) return notHere('the log has no witness policy: it is not witnessed', NOT_YET);
+      return new Response(log.policy, { headers: { 'content-type': TEXT_TYPE, 'cache-control': SHORT_CACHE_CONTROL } });
+    });
+
+    app.get(at('tile/*'), async (c) => {
+      const tile = parseTilePath(c.req.path.slice(logPrefix(demo).length));
+      if (!tile) return notHere('not a tile path (tile/<L>/<N>[.p/<W>] or tile/entries/<N>[.p/<W>], N in x-prefixed three-digit groups)');
+      let log = await served();
+      if (log instanceof Response) return log;
+      let bytes = tileBytes(log.tree, log.entries, tile);
+      // A checkpoint served by another worker or node may already name this tile: read the log anew before saying no.
+      if (!bytes && beyond(tile, log.tree.size)) {
+        log = await served(true);
+        if (log instanceof Response) return log;
+        bytes = tileBytes(log.tree, log.entries, tile);
+      }
+      if (!bytes) return notHere('the log holds no such tile yet', NOT_YET);
+      // A full tile never changes; a partial one is a prefix of what comes, kept briefly all the same.
+      const immutable = tile.width === undefined && !demo;
+      return new Response(bytes, { headers: { 'content-type': 'application/octet-stream', 'cache-control': immutable ? CACHE_IMMUTABLE : SHORT_CACHE_CONTROL } });
+    });
+
+    // The receipts there are: each night's latest entry, by date.
+    app.get(at('proof/'), async () => {
+      const log = await served();
+      if (log instanceof Response) return log;
+      const receipts = [...log.latest].sort(([a], [b]) => (a < b ? -1 : 1)).map(([date, index]) => ({ date, index, url: `${cfg.siteUrl}${logPrefix(demo)}proof/${date}` }));
+      return new Response(`${JSON.stringify({ origin: log.origin, size: log.tree.size, receipts, gaps: logGaps(log.latest) })}\n`, { headers: { 'content-type': JSON_TYPE, 'cache-control': SHORT_CACHE_CONTROL } });
+    });
+
+    app.get(at('proof/:date'), async (c) => {
+      const date = c.req.param('date')!;
+      if (!ISO_DATE.test(date) || Number.isNaN(midnightMs(date))) return jsonError(400, `The night must be a date, YYYY-MM-DD (UTC); got "${date}".`);
+      const log = await served();
+      if (log instanceof Response) return log;
+      const index = log.latest.get(date);
+      if (index === undefined) return notHere(`the log holds no entry for ${date} (a night enters it three days after its date)`, NOT_YET);
+      const receipt = formatReceipt(log.entries[index]!, index, await log.tree.inclusionProof(index), log.checkpoint);
+      return new Response(receipt, { headers: { 'content-type': TEXT_TYPE, 'cache-control': SHORT_CACHE_CONTROL, 'content-disposition': `inline; filename="${date}.tlog-proof"` } });
+    });
+  }
+
+  app.all('*', (c: Context) => (c.req.method === 'GET' || c.req.method === 'HEAD' ? notHere('this log serves checkpoint, checkpoint/<size>, policy, tile/… and proof/<date>') : jsonError(405, 'Method not allowed: use GET, HEAD, OPTIONS.', { allow: 'GET, HEAD, OPTIONS' })));
   return app;
 }

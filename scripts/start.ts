@@ -8,6 +8,8 @@ import { startNode, startStack } from './stack/stack.ts';
 import { writerConfigFromEnv } from './writer/config.ts';
 import { createLogger } from './writer/log.ts';
 import { startWriter } from './writer/writer.ts';
+import { noteVerifierKey } from '../contract/log-key.ts';
+import { logOrigin } from '../contract/paths.ts';
 
 const log = (line: string) => console.log(line);
 
@@ -73,7 +75,9 @@ async function main() {
   running.push(stack);
   if (stopping) return;
   // The writer runs in this process: it stops with the stack and leaves no process behind.
-  running.push(startWriter({ ...writerCfg, databaseUrl: stack.db.urlFor('stats_writer') },
+  // The signer keeps its record of the last checkpoint it signed beside the data, unless LOG_SIGNER_STATE says where.
+  const logSettings = writerCfg.log && { ...writerCfg.log, stateFile: writerCfg.log.stateFile ?? path.join(cfg.dataDir, 'log-signer.json') };
+  running.push(startWriter({ ...writerCfg, databaseUrl: stack.db.urlFor('stats_writer'), log: logSettings },
     createLogger({ json: false, minLevel: writerCfg.logLevel, write: (line) => log(`[writer] ${line}`) })));
 
   log(`
@@ -82,6 +86,9 @@ ${addresses(cfg)}
   database   ${cfg.databaseUrl ? 'DATABASE_URL' : `embedded Postgres, data in ${path.join(cfg.dataDir, 'postgres')}`}
   writer     source ${writerCfg.source}${writerCfg.source === 'demo' ? ' (demo figures; set the Polymarket variables of .env.example for real ones)' : ''}${writerCfg.source === 'none' ? '' : `
              named ${writerCfg.name}; it waits as a standby while another writer holds the writer lock`}
+  log        origin ${logOrigin(cfg, false)} (demo figures: ${logOrigin(cfg, true)}), verifier key
+             ${await noteVerifierKey(logOrigin(cfg, false), Buffer.from(cfg.LOG_PUBLIC_KEY, 'base64url'))}
+             ${writerCfg.log?.policyFile ? `witnessed under the policy ${writerCfg.log.policyFile}` : 'not witnessed: set LOG_POLICY to a tlog-policy file naming witnesses (README, "Witnesses")'}
 
   curl ${cfg.siteUrl}/api/stats
   curl -H "apikey: ${cfg.ANON_KEY}" ${cfg.apiUrl}/rest/v1/rpc/landing_stats

@@ -9,6 +9,7 @@ language sql set search_path = '' as $$
   delete from stats.breadth where is_demo;
   delete from stats.capital where is_demo;
   delete from stats.heartbeat where is_demo;
+  delete from stats.log_checkpoint where is_demo;
   delete from stats.log_entry where is_demo;
 $$;
 alter function stats.purge_demo() owner to stats_owner;

@@ -1,9 +1,14 @@
 -- The whole track record: every settled night since since_date, oldest first, with the running gross
 -- total, that date's trading cost (null when none is recorded), the capital base the returns use for
 -- that day (its last at-stake snapshot, null when the day has none), when the night's payout was
--- first recorded or last corrected, and the transparency log's latest entry for that date (null until
--- the night is final). The running total is summed at full precision and every amount
--- rounded to cents once, at the end.
+-- first recorded or last corrected, the transparency log's latest signed entry for that date (null
+-- until the night is final), and when the witnesses' quorum first cosigned a checkpoint holding the
+-- night's first entry. The running total is summed at full precision and every amount rounded to
+-- cents once, at the end.
+--
+-- A night is witnessed on time when that cosigning came no later than a day after the night turned
+-- final (its date plus three days): later, and the night could have been made up after the fact, so
+-- it is reported as logged late. Without a witness policy the question has no answer (null).
 --
 -- Building ten years of nights takes tens of milliseconds (JSON for 3,650 rows and a capital probe
 -- per night), so the record is built when the data change, not when it is read: into
@@ -24,7 +29,13 @@ language sql stable set search_path = '' set plan_cache_mode = force_generic_pla
       'trading_cost_usd', round(n.cost, 2),
       'at_stake_usd', round(n.at_stake, 2),
       'updated_at', stats.iso(n.updated_at),
-      'log_index', n.log_index) order by n.date), '[]'::json)
+      'log_index', n.log_index,
+      'witnessed_at', stats.iso(n.witnessed_at),
+      'witnessed_on_time', case
+        when not n.witnessed then null
+        when n.witnessed_at is not null then n.witnessed_at <= n.deadline
+        when p_now > n.deadline then false
+      end) order by n.date), '[]'::json)
     from (
       select p.date, p.usd, p.updated_at,
         sum(p.usd) over (order by p.date) as total,
@@ -34,9 +45,15 @@ language sql stable set search_path = '' set plan_cache_mode = force_generic_pla
             and c.observed_at < p.date::timestamp at time zone 'UTC' + interval '24 hours'
             and c.observed_at <= p_now
           order by c.observed_at desc limit 1) as at_stake,
-        (select l.idx from stats.log_entry l where l.date = p.date and l.appended_at <= p_now
-          order by l.idx desc limit 1) as log_index
+        (select l.idx from stats.log_entry l where l.date = p.date and l.idx < signed.size
+          order by l.idx desc limit 1) as log_index,
+        (select min(w.quorum_at) from stats.log_witnessed w where w.size > (
+          select min(l.idx) from stats.log_entry l where l.date = p.date)) as witnessed_at,
+        p.date::timestamp at time zone 'UTC' + interval '4 days' as deadline,
+        witnessing.policy is not null as witnessed
       from stats.payout p
+      cross join (select stats.log_size() as size) signed
+      left join lateral (select lp.policy from stats.log_policy lp order by lp.recorded_at desc limit 1) witnessing on true
       left join stats.trading_cost t on t.date = p.date
       where p.date >= p_since and p.date <= (p_now at time zone 'UTC')::date
     ) n

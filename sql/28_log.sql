@@ -22,7 +22,8 @@ $$;
 alter function stats.log_entry_text(date, numeric, numeric, numeric, text, bigint) owner to stats_owner;
 
 -- Appends every final night not yet logged with the figures served now; returns how many entries
--- it appended. One appender at a time: the lock queues a second one behind the first's commit.
+-- it appended: none while the log is halted (stats.log_halt). One appender at a time: the lock queues
+-- a second one behind the first's commit.
 create function stats.log_append(p_now timestamptz) returns integer
 language plpgsql security definer set search_path = '' as $$
 declare
@@ -31,6 +32,9 @@ declare
   appended integer;
 begin
   lock table stats.log_entry in exclusive mode;
+  if exists (select 1 from stats.log_halt) then
+    return 0;
+  end if;
   select coalesce(max(idx) + 1, 0) into next_idx from stats.log_entry;
   insert into stats.log_entry (idx, date, entry, is_demo)
     select next_idx + row_number() over (order by n.date) - 1, n.date,
@@ -52,13 +56,33 @@ end $$;
 alter function stats.log_append(timestamptz) owner to stats_owner;
 grant execute on function stats.log_append(timestamptz) to stats_writer;
 
--- The log as of p_now: whether it is the demo log, when it last grew, and every entry in order.
-create function stats.log_at(p_now timestamptz) returns json
+-- The log as the site serves it: the entries the latest checkpoint covers (by index, so a served
+-- checkpoint and its entries always agree), every checkpoint with the earliest cosignature of each
+-- witness, the latest cosignature of each witness on the latest checkpoint, the latest round of
+-- witnessing, the policy in force, and why the log is halted (null while it grows).
+create function stats.log_record() returns json
 language sql stable set search_path = '' as $$
+  with latest as (select c.* from stats.log_checkpoint c order by c.size desc limit 1)
   select json_build_object(
-    'updated_at', stats.iso(max(l.appended_at)),
-    'demo', coalesce(bool_or(l.is_demo), stats.data_source() = 'demo'),
-    'entries', coalesce(json_agg(l.entry order by l.idx), '[]'::json))
-  from stats.log_entry l where l.appended_at <= p_now
+    'updated_at', stats.iso(greatest((select max(c.signed_at) from stats.log_checkpoint c),
+      (select max(s.received_at) from stats.log_cosignature s), (select max(r.at) from stats.log_witness_round r))),
+    'demo', coalesce((select l.is_demo from latest l), stats.data_source() = 'demo'),
+    'vkey', (select l.vkey from latest l),
+    'policy', (select p.policy from stats.log_policy p order by p.recorded_at desc limit 1),
+    'entries', coalesce((select json_agg(e.entry order by e.idx) from stats.log_entry e where e.idx < stats.log_size()), '[]'::json),
+    'checkpoints', coalesce((select json_agg(json_build_object(
+        'size', c.size, 'root', c.root, 'note', c.note, 'signed_at', stats.iso(c.signed_at),
+        'quorum_at', stats.iso(w.quorum_at),
+        'cosignatures', (select coalesce(json_agg(f.line order by f.witness), '[]'::json) from (
+          select distinct on (s.witness) s.witness, s.line from stats.log_cosignature s
+          where s.size = c.size order by s.witness, s.cosigned_at) f)) order by c.size)
+      from stats.log_checkpoint c left join stats.log_witnessed w on w.size = c.size), '[]'::json),
+    'cosignatures', (select coalesce(json_agg(f.line order by f.witness), '[]'::json) from (
+      select distinct on (s.witness) s.witness, s.line from stats.log_cosignature s
+      where s.size = (select l.size from latest l) order by s.witness, s.cosigned_at desc) f),
+    'witnessing', (select json_build_object('at', stats.iso(r.at), 'size', r.size, 'witnesses', r.witnesses,
+        'cosigned', r.cosigned, 'quorum_met', r.quorum_met)
+      from stats.log_witness_round r order by r.at desc limit 1),
+    'halted', (select json_build_object('at', stats.iso(h.at), 'reason', h.reason) from stats.log_halt h order by h.at desc limit 1))
 $$;
-alter function stats.log_at(timestamptz) owner to stats_owner;
+alter function stats.log_record() owner to stats_owner;

@@ -1,5 +1,8 @@
 -- The health record: data freshness and writer liveness, by the thresholds in stats.settings; on a
--- read replica also how far its data trails the primary (null on a primary).
+-- read replica also how far its data trails the primary (null on a primary); and the transparency
+-- log's state: its size, whether it is halted and why, and with a witness policy how many witnesses
+-- cosigned the latest checkpoint in the latest round and when the quorum last did. A halted log, or a
+-- quorum that has not cosigned for 26 hours (a day's resubmission plus slack), is "degraded".
 create function stats.health_at(p_now timestamptz) returns json
 language plpgsql stable set search_path = '' set plan_cache_mode = force_generic_plan as $$
 declare
@@ -16,6 +19,12 @@ declare
   v_alive boolean;
   v_replica boolean := pg_is_in_recovery();
   v_replica_lag integer;
+  v_log_size bigint := stats.log_size();
+  v_round stats.log_witness_round;
+  v_policy stats.log_policy;
+  v_halt stats.log_halt;
+  v_quorum_at timestamptz;
+  v_log_ok boolean;
 begin
   select * into cfg from stats.settings;
   select max(p.date) into v_payout from stats.payout p where p.date <= today;
@@ -24,6 +33,12 @@ begin
 
   v_payout_age := today - v_payout;
   v_accrual_age := floor(extract(epoch from p_now - v_accrual) / 60)::integer;
+  select * into v_round from stats.log_witness_round r order by r.at desc limit 1;
+  select * into v_policy from stats.log_policy p order by p.recorded_at desc limit 1;
+  select * into v_halt from stats.log_halt h order by h.at desc limit 1;
+  select max(r.at) into v_quorum_at from stats.log_witness_round r where r.quorum_met;
+  v_log_ok := v_halt.at is null and (v_policy.policy is null
+    or p_now - coalesce(v_quorum_at, v_policy.recorded_at) <= interval '26 hours');
   v_fresh := coalesce(v_payout_age <= cfg.payout_fresh_days, false);
   v_accrual_fresh := coalesce(v_accrual_age <= cfg.accrual_fresh_minutes, false);
   v_alive := coalesce(p_now - v_heartbeat < make_interval(mins => cfg.writer_alive_minutes), false);
@@ -32,7 +47,7 @@ begin
   end if;
 
   return json_build_object(
-    'status', case when v_fresh and v_accrual_fresh and v_alive
+    'status', case when v_fresh and v_accrual_fresh and v_alive and v_log_ok
       and (not v_replica or coalesce(v_replica_lag <= cfg.replica_lag_max_seconds, false)) then 'ok' else 'degraded' end,
     'checked_at', stats.iso(p_now),
     'data', json_build_object(
@@ -46,7 +61,15 @@ begin
     'writer', json_build_object(
       'last_heartbeat_at', stats.iso(v_heartbeat),
       'alive', v_alive,
-      'name', v_writer));
+      'name', v_writer),
+    'log', json_build_object(
+      'size', v_log_size,
+      'witnessed', v_policy.policy is not null,
+      'witnesses', case when v_policy.policy is not null then v_round.witnesses end,
+      'cosigned', case when v_policy.policy is not null then coalesce(cardinality(v_round.cosigned), 0) end,
+      'checked_at', case when v_policy.policy is not null then stats.iso(v_round.at) end,
+      'quorum_cosigned_at', case when v_policy.policy is not null then stats.iso(v_quorum_at) end,
+      'halted', v_halt.reason));
 end $$;
 alter function stats.health_at(timestamptz) owner to stats_owner;
 grant execute on function stats.health_at(timestamptz) to stats_writer;

@@ -38,9 +38,9 @@ grant execute on function public.landing_history() to anon;
 
 create function public.landing_log() returns json
 language sql stable security definer set search_path = '' as $$
-  select stats.with_validators(stats.log_at(now()))
+  select stats.with_validators(stats.log_record())
 $$;
-comment on function public.landing_log() is 'The transparency log''s entries in order: each settled night''s final figures as RFC 8785 canonical JSON.';
+comment on function public.landing_log() is 'The transparency log: its entries in order (each settled night''s final figures as RFC 8785 canonical JSON), its signed checkpoints with the witnesses'' cosignatures, and its witnessing.';
 alter function public.landing_log() owner to stats_owner;
 grant execute on function public.landing_log() to anon;
 

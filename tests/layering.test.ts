@@ -21,10 +21,11 @@ const MAY_IMPORT: Record<string, string[]> = {
   'scripts/writer/': ['scripts/writer/', 'scripts/lib/', 'contract/'],
   'scripts/stack/': ['scripts/stack/', 'scripts/lib/', 'contract/'],
   'scripts/deploy/': ['scripts/deploy/', 'scripts/lib/', 'contract/'],
+  'scripts/witness/': ['scripts/witness/', 'scripts/lib/', 'contract/'],
   // A benchmark runs a private stack, as the tests do.
   'scripts/bench/': ['scripts/bench/', 'scripts/stack/', 'scripts/lib/', 'contract/'],
-  // The commands: `npm start` runs the stack and the writer.
-  'scripts/': ['scripts/lib/', 'scripts/stack/', 'scripts/writer/', 'contract/'],
+  // The commands: `npm start` runs the stack and the writer; `npm run witness` a witness.
+  'scripts/': ['scripts/lib/', 'scripts/stack/', 'scripts/writer/', 'scripts/witness/', 'contract/'],
 };
 
 /** The part a file belongs to: its top folder, or under scripts/ its folder there (the commands lie directly in scripts/). */

@@ -27,3 +27,22 @@ export async function signNote(text: string, name: string, privateKey: CryptoKey
 export function formatReceipt(entry: Uint8Array, index: number, proof: readonly Hash[], signedCheckpoint: string): string {
   return ['c2sp.org/tlog-proof@v1', `extra ${base64(entry)}`, `index ${index}`, ...proof.map(base64), '', signedCheckpoint].join('\n');
 }
+
+/** An Ed25519 key as the log signs with it: the private key, and its raw public half for the key hash. */
+export interface NoteSigningKey {
+  privateKey: CryptoKey;
+  publicKey: Uint8Array<ArrayBuffer>;
+}
+
+/** A private key in the form `npm run keys` writes (PKCS#8 DER, base64url); `name` says which setting held it. */
+export async function importNoteSigningKey(pkcs8Base64url: string, name: string): Promise<NoteSigningKey> {
+  let privateKey: CryptoKey;
+  try {
+    const der = Uint8Array.from(atob(pkcs8Base64url.replace(/-/g, '+').replace(/_/g, '/')), (c) => c.charCodeAt(0));
+    privateKey = await crypto.subtle.importKey('pkcs8', der, { name: 'Ed25519' }, true, ['sign']);
+  } catch {
+    throw new Error(`${name} must be an Ed25519 private key (PKCS#8 DER, base64url): run \`npm run keys\` for a new one.`);
+  }
+  const { x } = await crypto.subtle.exportKey('jwk', privateKey);
+  return { privateKey, publicKey: Uint8Array.from(atob(x!.replace(/-/g, '+').replace(/_/g, '/')), (c) => c.charCodeAt(0)) };
+}

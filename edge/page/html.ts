@@ -188,7 +188,7 @@ ${replicaLag(health) ? `<li data-field="health.data.replica_lag_seconds">${esc(r
 
 <section aria-labelledby="h-verify"><h2 id="h-verify">Verify these figures</h2>
 <p>${esc(say.signed)}</p>
-<p>${esc(say.logged)} ${esc(logInUse(cfg.siteUrl, demo))}</p>
+<p>${esc(say.logged)} ${esc(logInUse(cfg, demo))}</p>
 <p>${esc(say.check)} See <a href="${esc(SITE_PATHS.LOG)}">the log's page</a>.</p>
 </section>
 

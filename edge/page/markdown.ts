@@ -65,7 +65,7 @@ export function renderMarkdown({ stats: s, health, history }: PageInput, cfg: Or
     '',
     '## Verify these figures', '',
     say.signed, '',
-    `${say.logged} ${logInUse(cfg.siteUrl, s?.data_source === 'demo')}`, '',
+    `${say.logged} ${logInUse(cfg, s?.data_source === 'demo')}`, '',
     `${say.check} The log's page: ${cfg.siteUrl}${SITE_PATHS.LOG}`, '',
     '## For programs and agents', '',
     ...ENDPOINTS.map((d) => (d.postOnly ? `- \`${cfg.siteUrl}${d.path}\`: ${d.title}` : `- [${d.path}](${cfg.siteUrl}${d.path}): ${d.title}`)),

@@ -49,8 +49,15 @@ export interface Secrets {
   HTTP_SIG_PRIVATE_KEY: string;
   /** Its public half (the raw key, base64url: a JWK's x), derived by `npm run keys`; public by design. */
   HTTP_SIG_PUBLIC_KEY: string;
-  /** Public halves of earlier signing keys, comma-separated: old signatures and checkpoints still verify. */
+  /**
+   * Earlier signing keys, comma-separated, each `<public half>@<ISO time it was retired>`: the key
+   * directory lists them with that time, so what they signed before it still verifies.
+   */
   HTTP_SIG_RETIRED_PUBLIC_KEYS: string;
+  /** The transparency log's own Ed25519 private key (PKCS#8 DER, base64url): it signs the checkpoints, and nothing else does. */
+  LOG_SIGNING_KEY: string;
+  /** Its public half (raw, base64url), derived by `npm run keys`: the log's verifier key is made from it. Public by design. */
+  LOG_PUBLIC_KEY: string;
 }
 
 export interface Config extends Secrets {
@@ -58,6 +65,8 @@ export interface Config extends Secrets {
   siteUrl: string;
   /** Public origin of the API host, {api_url}. */
   apiUrl: string;
+  /** The real transparency log's origin (LOG_ORIGIN); unset: the site's host and the log's path. */
+  logOrigin: string | undefined;
   /** Address every local listener binds to. */
   bindHost: string;
   sitePort: number;
@@ -211,6 +220,7 @@ export function configFromEnv(env: Env, required: readonly (keyof Secrets)[] = S
   return {
     siteUrl: origin(env, 'SITE_URL', `http://${bindHost}:${sitePort}`),
     apiUrl: origin(env, 'API_URL', `http://${bindHost}:${apiPort}`),
+    logOrigin: env.LOG_ORIGIN || undefined,
     bindHost,
     sitePort,
     apiPort,
@@ -240,5 +250,7 @@ export function configFromEnv(env: Env, required: readonly (keyof Secrets)[] = S
     HTTP_SIG_PRIVATE_KEY: env.HTTP_SIG_PRIVATE_KEY ?? '',
     HTTP_SIG_PUBLIC_KEY: env.HTTP_SIG_PUBLIC_KEY ?? '',
     HTTP_SIG_RETIRED_PUBLIC_KEYS: env.HTTP_SIG_RETIRED_PUBLIC_KEYS ?? '',
+    LOG_SIGNING_KEY: env.LOG_SIGNING_KEY ?? '',
+    LOG_PUBLIC_KEY: env.LOG_PUBLIC_KEY ?? '',
   };
 }

@@ -32,6 +32,7 @@ export async function startEdge(cfg: Config, log: Log): Promise<Child> {
     ANON_KEY: cfg.ANON_KEY,
     HTTP_SIG_PRIVATE_KEY: cfg.HTTP_SIG_PRIVATE_KEY,
     HTTP_SIG_RETIRED_PUBLIC_KEYS: cfg.HTTP_SIG_RETIRED_PUBLIC_KEYS,
+    ...(cfg.logOrigin ? { LOG_ORIGIN: cfg.logOrigin } : {}),
     ...cfg.edgeTunables,
   };
   const child = startChild('edge', process.execPath, [...EDGE_NODE_FLAGS, path.join(ROOT_DIR, 'edge', 'server.ts')], { cwd: ROOT_DIR, env, log });

@@ -26,11 +26,13 @@ export function signingPublicKey(privateKeyPkcs8Base64url: string): string {
   return createPublicKey(privateKey).export({ format: 'jwk' }).x!;
 }
 
+const newEd25519Key = () => generateKeyPairSync('ed25519').privateKey.export({ format: 'der', type: 'pkcs8' }).toString('base64url');
+
 /** Fills in whatever `existing` lacks; values already present are kept as they are. */
 export async function completeSecrets(existing: Partial<Secrets>): Promise<Secrets> {
   const jwtSecret = existing.JWT_SECRET || randomSecret(48);
-  const signingKey = existing.HTTP_SIG_PRIVATE_KEY
-    || generateKeyPairSync('ed25519').privateKey.export({ format: 'der', type: 'pkcs8' }).toString('base64url');
+  const signingKey = existing.HTTP_SIG_PRIVATE_KEY || newEd25519Key();
+  const logKey = existing.LOG_SIGNING_KEY || newEd25519Key();
   return {
     JWT_SECRET: jwtSecret,
     // A new secret invalidates any old key, so a key is re-signed whenever the secret is new.
@@ -43,6 +45,9 @@ export async function completeSecrets(existing: Partial<Secrets>): Promise<Secre
     // Always derived, so it never disagrees with the private key.
     HTTP_SIG_PUBLIC_KEY: signingPublicKey(signingKey),
     HTTP_SIG_RETIRED_PUBLIC_KEYS: existing.HTTP_SIG_RETIRED_PUBLIC_KEYS ?? '',
+    // Separate from the answers' key, so rotating that one never changes the log's identity.
+    LOG_SIGNING_KEY: logKey,
+    LOG_PUBLIC_KEY: signingPublicKey(logKey),
   };
 }
 
@@ -62,7 +67,7 @@ export async function ensureEnvFile(envFile: string, rotate: Rotation = {}): Pro
   }
   if (rotate.signingKey && current.HTTP_SIG_PRIVATE_KEY) {
     const retired = (current.HTTP_SIG_RETIRED_PUBLIC_KEYS ?? '').split(',').filter(Boolean);
-    next.HTTP_SIG_RETIRED_PUBLIC_KEYS = [...retired, signingPublicKey(current.HTTP_SIG_PRIVATE_KEY)].join(',');
+    next.HTTP_SIG_RETIRED_PUBLIC_KEYS = [...retired, `${signingPublicKey(current.HTTP_SIG_PRIVATE_KEY)}@${new Date().toISOString().replace(/\.\d{3}Z$/, 'Z')}`].join(',');
     delete next.HTTP_SIG_PRIVATE_KEY;
   }
   const complete = await completeSecrets(next);

@@ -1,6 +1,6 @@
 // The site's documents and both hosts' generated nginx locations, rendered by the site's own program
 // (site/render/build.ts) with exactly the settings it reads: the public URLs, the anon key, the
-// public signing key and the policy's date.
+// log's public key and origin, and the policy's date.
 import path from 'node:path';
 import { ROOT_DIR, type Config } from './config.ts';
 import { runNode } from './processes.ts';
@@ -13,7 +13,8 @@ export function renderSite(cfg: Config, outDir: string): Promise<string> {
     SITE_URL: cfg.siteUrl,
     API_URL: cfg.apiUrl,
     ANON_KEY: cfg.ANON_KEY,
-    HTTP_SIG_PUBLIC_KEY: cfg.HTTP_SIG_PUBLIC_KEY,
+    LOG_PUBLIC_KEY: cfg.LOG_PUBLIC_KEY,
+    ...(cfg.logOrigin ? { LOG_ORIGIN: cfg.logOrigin } : {}),
     ...(cfg.policyUpdated ? { POLICY_UPDATED: cfg.policyUpdated } : {}),
   });
 }

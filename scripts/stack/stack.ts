@@ -143,7 +143,7 @@ export async function startStack(cfg: Config, options: StackOptions): Promise<St
   try {
     const db = await openDatabase(cfg, log, parts.keepRunning);
     parts.started.push(db);
-    if (options.seedDemo) await seedDemo(db.adminUrl, log);
+    if (options.seedDemo) await seedDemo(db.adminUrl, cfg, log);
     return { ...(await startNodeParts(cfg, db.urlFor('authenticator'), parts, log, false)), db, stop: parts.stopAll };
   } catch (error) {
     await parts.stopAll();
@@ -151,11 +151,18 @@ export async function startStack(cfg: Config, options: StackOptions): Promise<St
   }
 }
 
+/** What the log's signer needs from the stack: its key, and the origin it signs under (made from the site's URL unless LOG_ORIGIN names it). */
+export function logSignerEnv(cfg: Config): Record<string, string> {
+  return { LOG_SIGNING_KEY: cfg.LOG_SIGNING_KEY, SITE_URL: cfg.siteUrl, ...(cfg.logOrigin ? { LOG_ORIGIN: cfg.logOrigin } : {}) };
+}
+
 /**
  * Loads the demo history when the database holds no data at all, by the writer's own command, so
- * the seed and the running demo writer tell one story. It is handed its database and source, and
- * reads no env file.
+ * the seed and the running demo writer tell one story, and its nights are signed into the demo log.
+ * It is handed its database, source and the log's signer, and reads no env file.
  */
-async function seedDemo(adminUrl: string, log: Log): Promise<void> {
-  await runNodeLogged(path.join(ROOT_DIR, 'scripts', 'writer', 'cli.ts'), ['seed-demo'], { WRITER_DATABASE_URL: adminUrl, WRITER_SOURCE: 'demo', ENV_FILE: '/dev/null' }, log);
+async function seedDemo(adminUrl: string, cfg: Config, log: Log): Promise<void> {
+  await runNodeLogged(path.join(ROOT_DIR, 'scripts', 'writer', 'cli.ts'), ['seed-demo'], {
+    WRITER_DATABASE_URL: adminUrl, WRITER_SOURCE: 'demo', ENV_FILE: '/dev/null', ...logSignerEnv(cfg),
+  }, log);
 }

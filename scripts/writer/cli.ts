@@ -14,7 +14,7 @@ import { createLogger, type Logger } from './log.ts';
 import { PolymarketSource } from './polymarket/source.ts';
 import { formatStatus, readStatus } from './status.ts';
 import { RealDataPresent } from './store.ts';
-import { makeSource, startWriter } from './writer.ts';
+import { logDuties, makeSource, prepareLog, startWriter, type LogDuties } from './writer.ts';
 
 function usageError(message: string, command = ''): never {
   process.stderr.write(`${message}\n\n${HELP[command] ?? HELP['']}\n`);
@@ -50,14 +50,23 @@ async function main(argv: string[]): Promise<number> {
     log.error((error as Error).message);
     return 1;
   }
+  if (command === 'check') return checkCommand(cfg, log);
+  if (command === 'status') return statusCommand(cfg);
+  if (command === 'run') return run(cfg, log);
+  // Every other command writes: each of its writes signs the log's new tree.
+  let duties: LogDuties | undefined;
+  try {
+    duties = await prepareLog(cfg, log);
+  } catch (error) {
+    log.error((error as Error).message);
+    return 1;
+  }
   switch (command) {
-    case 'run': return run(cfg, log);
-    case 'once': return once(cfg, log);
-    case 'import': return importCommand(cfg, log, rest[0]!);
-    case 'backfill': return backfillCommand(cfg, log, since!);
-    case 'check': return checkCommand(cfg, log);
-    case 'seed-demo': return seedDemoCommand(cfg);
-    default: return statusCommand(cfg);
+    case 'once': return once(cfg, log, duties);
+    case 'import': return importCommand(cfg, log, rest[0]!, duties);
+    case 'backfill': return backfillCommand(cfg, log, since!, duties);
+    case 'sign': return signCommand(cfg, log, duties);
+    default: return seedDemoCommand(cfg, duties);
   }
 }
 
@@ -86,7 +95,7 @@ async function holdLockOnce(cfg: WriterConfig, log: Logger, command: string, adv
   return undefined;
 }
 
-async function once(cfg: WriterConfig, log: Logger): Promise<number> {
+async function once(cfg: WriterConfig, log: Logger, duties: LogDuties | undefined): Promise<number> {
   const source = makeSource(cfg, log);
   if (!source) {
     log.info('WRITER_SOURCE=none: nothing to fetch; data comes only from imports.');
@@ -97,6 +106,7 @@ async function once(cfg: WriterConfig, log: Logger): Promise<number> {
   try {
     const ctx = { db: session.db, source, log, writer: cfg.name };
     const results = [await heartbeat(ctx), ...(await runCycle(ctx))];
+    await logDuties(session.db, duties);
     return results.every((r) => r.ok) ? 0 : 1;
   } catch (error) {
     if (error instanceof RealDataPresent || error instanceof LockLost) {
@@ -109,7 +119,7 @@ async function once(cfg: WriterConfig, log: Logger): Promise<number> {
   }
 }
 
-async function importCommand(cfg: WriterConfig, log: Logger, file: string): Promise<number> {
+async function importCommand(cfg: WriterConfig, log: Logger, file: string, duties: LogDuties | undefined): Promise<number> {
   let input;
   try {
     input = openInput(file);
@@ -120,6 +130,7 @@ async function importCommand(cfg: WriterConfig, log: Logger, file: string): Prom
   const db = openWriterDb(cfg.databaseUrl);
   try {
     await importEvents(db, input, log, cfg.importEarliestYear);
+    await logDuties(db, duties);
     return 0;
   } catch (error) {
     log.error(`import failed, nothing was written: ${(error as Error).message}`);
@@ -129,7 +140,7 @@ async function importCommand(cfg: WriterConfig, log: Logger, file: string): Prom
   }
 }
 
-async function backfillCommand(cfg: WriterConfig, log: Logger, since: string): Promise<number> {
+async function backfillCommand(cfg: WriterConfig, log: Logger, since: string, duties: LogDuties | undefined): Promise<number> {
   const source = makeSource(cfg, log);
   if (source?.name !== 'polymarket') {
     log.error('backfill reads Polymarket: set its credentials (and WRITER_SOURCE=polymarket), see .env.example.');
@@ -140,6 +151,7 @@ async function backfillCommand(cfg: WriterConfig, log: Logger, since: string): P
   try {
     const result = await backfill(session.db, source, since, log);
     log.info('backfill done', { ...result, failed: result.failed.length });
+    await logDuties(session.db, duties);
     return result.failed.length === 0 ? 0 : 1;
   } catch (error) {
     if (!(error instanceof LockLost)) throw error;
@@ -161,10 +173,37 @@ async function checkCommand(cfg: WriterConfig, log: Logger): Promise<number> {
   return report.flags.length === 0 ? 0 : 1;
 }
 
-async function seedDemoCommand(cfg: WriterConfig): Promise<number> {
+async function seedDemoCommand(cfg: WriterConfig, duties: LogDuties | undefined): Promise<number> {
   const loaded = await seedDemoIfEmpty(cfg.databaseUrl);
+  const db = openWriterDb(cfg.databaseUrl);
+  try {
+    await logDuties(db, duties);
+  } finally {
+    await db.destroy();
+  }
   process.stdout.write(loaded ? 'The database was empty: loaded the demo dataset (data_source "demo").\n' : 'The database holds data: no demo dataset loaded.\n');
   return 0;
+}
+
+async function signCommand(cfg: WriterConfig, log: Logger, duties: LogDuties | undefined): Promise<number> {
+  if (!duties) {
+    log.error('sign needs the log\'s key: set LOG_SIGNING_KEY (`npm run keys` makes one).');
+    return 1;
+  }
+  const db = openWriterDb(cfg.databaseUrl);
+  try {
+    await logDuties(db, duties);
+    const halted = await db.selectFrom('stats.log_halt').select('reason').orderBy('at', 'desc').limit(1).executeTakeFirst();
+    if (halted) {
+      log.error(`the transparency log is halted: ${halted.reason}`);
+      return 1;
+    }
+    const latest = await db.selectFrom('stats.log_checkpoint').select(['size', 'is_demo']).orderBy('size', 'desc').limit(1).executeTakeFirst();
+    log.info('the transparency log is signed', { size: Number(latest?.size ?? 0), demo: latest?.is_demo ?? null, ...(await duties.signer.identity(latest?.is_demo ?? false)) });
+    return 0;
+  } finally {
+    await db.destroy();
+  }
 }
 
 async function statusCommand(cfg: WriterConfig): Promise<number> {

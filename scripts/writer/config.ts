@@ -3,7 +3,8 @@
 import { randomBytes } from 'node:crypto';
 import { isIP } from 'node:net';
 import { hostname } from 'node:os';
-import { configFromEnv, databaseUrl, type Env } from '../lib/config.ts';
+import path from 'node:path';
+import { configFromEnv, databaseUrl, ROOT_DIR, type Env } from '../lib/config.ts';
 import type { Level } from './log.ts';
 
 export type SourceName = 'demo' | 'polymarket' | 'none';
@@ -54,6 +55,19 @@ export interface WriterConfig {
   /** The import refuses dates and timestamps before 1 January of this year. */
   importEarliestYear: number;
   polymarket: PolymarketConfig | undefined;
+  /** The transparency log's signer: its key, origins and state file; none without LOG_SIGNING_KEY (the log is then appended, not signed). */
+  log: LogSettings | undefined;
+}
+
+export interface LogSettings {
+  /** LOG_SIGNING_KEY: the log's own Ed25519 key (PKCS#8 DER, base64url). */
+  signingKey: string;
+  /** The site's origin and LOG_ORIGIN, from which the log's origins are made. */
+  origins: { siteUrl: string; logOrigin: string | undefined };
+  /** LOG_SIGNER_STATE: the file where the signer keeps the last checkpoint it signed; none: it keeps none. */
+  stateFile: string | undefined;
+  /** LOG_POLICY: the witness policy's file (https://c2sp.org/tlog-policy); none: the log is not witnessed. */
+  policyFile: string | undefined;
 }
 
 /** pUSD, the collateral of CLOB V2 (6 decimals, 1:1 USDC): https://docs.polymarket.com/v2-migration */
@@ -199,6 +213,21 @@ export function sourceFromEnv(env: Env): SourceName {
   return raw;
 }
 
+/** LOG_ORIGIN names a signed-note key (https://c2sp.org/signed-note): no spaces, no plus sign, and no scheme. */
+function logSettings(env: Env): LogSettings | undefined {
+  if (!env.LOG_SIGNING_KEY) return undefined;
+  const cfg = configFromEnv(env, []);
+  if (cfg.logOrigin !== undefined && (/[\s+]/u.test(cfg.logOrigin) || cfg.logOrigin.includes('://'))) {
+    throw new Error(`LOG_ORIGIN must be a schema-less name such as example.org/log, without spaces or "+", got "${cfg.logOrigin}".`);
+  }
+  return {
+    signingKey: env.LOG_SIGNING_KEY,
+    origins: { siteUrl: cfg.siteUrl, logOrigin: cfg.logOrigin },
+    stateFile: env.LOG_SIGNER_STATE ? path.resolve(ROOT_DIR, env.LOG_SIGNER_STATE) : undefined,
+    policyFile: env.LOG_POLICY ? path.resolve(ROOT_DIR, env.LOG_POLICY) : undefined,
+  };
+}
+
 export function writerConfigFromEnv(env: Env): WriterConfig {
   const source = sourceFromEnv(env);
   return {
@@ -211,5 +240,6 @@ export function writerConfigFromEnv(env: Env): WriterConfig {
     importEarliestYear: year(env, 'IMPORT_EARLIEST_YEAR'),
     logLevel: logLevel(env),
     polymarket: source === 'polymarket' ? polymarketFromEnv(env) : undefined,
+    log: logSettings(env),
   };
 }

@@ -28,6 +28,7 @@ Commands:
   status                      what the database holds and when each kind was last written
   check                       read-only dry run against the Polymarket account: what would be published
   seed-demo                   the demo history, into a database that holds no data at all
+  sign                        sign the transparency log's new entries and ask its witnesses to cosign
 
 The source is WRITER_SOURCE (demo | polymarket | none); without it, polymarket when CLOB_API_KEY is set,
 else demo. One writer writes at a time: run, once and backfill take the writer lock (a Postgres advisory
@@ -79,6 +80,14 @@ Loads the demo history (its nights with their trading costs and capital, today's
 breadth and a heartbeat; data_source "demo") into a database that holds no data at all, as \`run\`
 does first with the demo source, and says whether it did; a database with any data is left as it is.
 Exit code 0 either way. The local stack runs it before it starts when the writer's source is demo.`,
+  sign: `Usage: npm run writer -- sign
+
+Appends the nights that have turned final to the transparency log, signs a checkpoint of the new tree
+with the log's own key (LOG_SIGNING_KEY) and, with a witness policy (LOG_POLICY), asks each witness of
+it to cosign, once. Every write does the same on its own; this is for an operator, or after a restore.
+Before signing it checks the new tree extends the last checkpoint stored and the last this signer
+signed (LOG_SIGNER_STATE): otherwise the log halts (health says why) and nothing is appended.
+Exit code 0 when the log is signed, 1 when it is halted or LOG_SIGNING_KEY is missing.`,
   status: `Usage: npm run writer -- status
 
 Prints the data source, the writer holding the writer lock (null when none), row counts (and demo rows),

@@ -5,6 +5,7 @@ import { sql, type Transaction } from 'kysely';
 import { DEMO_TABLES } from '../../contract/tables.ts';
 import type { StatsTables, WriterDb } from './db.ts';
 import type { EventFields } from './events.ts';
+import type { LogSigner, SignedCheckpoint } from './log-signer.ts';
 
 export type RealSource = 'polymarket' | 'import';
 export type Trx = Transaction<StatsTables>;
@@ -43,41 +44,78 @@ export async function hasRealData(db: WriterDb | Trx): Promise<boolean> {
   return false;
 }
 
+let logSigner: LogSigner | undefined;
+
+/** The signer every write of this process signs the log with; none: entries are appended, not signed. */
+export function signLogWith(signer: LogSigner | undefined): void {
+  logSigner = signer;
+}
+
+/** Runs the write's transaction, then tells the signer what it signed once that has committed. */
+async function committing<T>(db: WriterDb, fn: (trx: Trx) => Promise<T>): Promise<T> {
+  let signed: SignedCheckpoint | undefined;
+  const result = await db.transaction().execute(async (trx) => {
+    const value = await fn(trx);
+    signed = await appendFinalNights(trx);
+    return value;
+  });
+  if (signed) logSigner?.committed(signed);
+  return result;
+}
+
 /**
  * Runs `fn` as a real write: the first one removes every demo row in the same transaction, and the
  * settings record which real source wrote last.
  */
 export async function realWrite<T>(db: WriterDb, source: RealSource, fn: (trx: Trx) => Promise<T>): Promise<T> {
-  return db.transaction().execute(async (trx) => {
+  return committing(db, async (trx) => {
     const settings = await lockSettings(trx);
     if (settings.data_source === null) {
       await sql`select stats.purge_demo()`.execute(trx);
     }
     if (settings.data_source !== source) await trx.updateTable('stats.settings').set({ data_source: source }).execute();
-    const result = await fn(trx);
-    await appendFinalNights(trx);
-    return result;
+    return fn(trx);
   });
 }
 
 /** Runs `fn` as a demo write, only while the database holds no real data. */
 export async function demoWrite<T>(db: WriterDb, fn: (trx: Trx) => Promise<T>): Promise<T> {
-  return db.transaction().execute(async (trx) => {
+  return committing(db, async (trx) => {
     await lockSettings(trx);
     if (await hasRealData(trx)) throw new RealDataPresent();
-    const result = await fn(trx);
-    await appendFinalNights(trx);
-    return result;
+    return fn(trx);
   });
 }
 
 /**
  * Every write ends by appending the nights that have turned final (or changed since they were
- * logged) to the transparency log, in the same transaction, so the log never lags a committed write.
- * The wall clock, not the transaction's start, so the rows this transaction wrote count.
+ * logged) to the transparency log and signing the new tree, in the same transaction, so the log never
+ * lags a committed write and no entry is served unsigned. The wall clock, not the transaction's start,
+ * so the rows this transaction wrote count. When the signer refuses the new tree, the entries are
+ * taken back and the log halts; the figures themselves are still written.
  */
-async function appendFinalNights(trx: Trx): Promise<void> {
+async function appendFinalNights(trx: Trx): Promise<SignedCheckpoint | undefined> {
+  if (!logSigner) {
+    await sql`select stats.log_append(clock_timestamp())`.execute(trx);
+    return undefined;
+  }
+  await sql`savepoint log_append`.execute(trx);
   await sql`select stats.log_append(clock_timestamp())`.execute(trx);
+  const signing = await logSigner.sign(trx);
+  if ('refused' in signing) {
+    await sql`rollback to savepoint log_append`.execute(trx);
+    await logSigner.halt(trx, signing.refused);
+    return undefined;
+  }
+  return 'signed' in signing ? signing.signed : undefined;
+}
+
+/**
+ * Appends the nights that have turned final and signs what the log holds unsigned (entries appended
+ * while no signer was set), as the end of every write does, in a transaction of its own.
+ */
+export async function appendAndSign(db: WriterDb): Promise<void> {
+  await committing(db, async () => undefined);
 }
 
 // The WHERE on each DO UPDATE makes a repeated write a no-op: no row version, no moved updated_at.

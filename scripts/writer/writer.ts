@@ -5,10 +5,14 @@
 import type { WriterConfig } from './config.ts';
 import { runLoop } from './cycle.ts';
 import { DemoSource, seedDemoHistory } from './demo.ts';
+import type { WriterDb } from './db.ts';
 import { acquireWriterLock, LockLost, LOST_LOCK_BACKOFF_MS } from './lock.ts';
 import type { Logger } from './log.ts';
+import { LogSigner } from './log-signer.ts';
 import { PolymarketSource } from './polymarket/source.ts';
 import type { Source } from './source.ts';
+import * as store from './store.ts';
+import { recordPolicy, Witnessing } from './witnessing.ts';
 
 export function makeSource(cfg: WriterConfig, log: Logger): Source | undefined {
   if (cfg.source === 'demo') return new DemoSource();
@@ -18,6 +22,35 @@ export function makeSource(cfg: WriterConfig, log: Logger): Source | undefined {
     return new PolymarketSource(pm, log);
   }
   return undefined;
+}
+
+/** The log's signer, set for every write of this process, and its witnessing under LOG_POLICY (none without a policy). */
+export interface LogDuties {
+  signer: LogSigner;
+  witnessing: Witnessing | undefined;
+}
+
+/** Sets up the log's signer and witnessing from the configuration; none without LOG_SIGNING_KEY. */
+export async function prepareLog(cfg: WriterConfig, log: Logger): Promise<LogDuties | undefined> {
+  if (!cfg.log) {
+    log.warn('LOG_SIGNING_KEY is not set: nights enter the transparency log unsigned, and the site serves none of them (run `npm run keys`)');
+    return undefined;
+  }
+  const signer = await LogSigner.create(cfg.log.signingKey, cfg.log.origins, cfg.log.stateFile, log);
+  store.signLogWith(signer);
+  const witnessing = cfg.log.policyFile ? await Witnessing.load(cfg.log.policyFile, signer, log) : undefined;
+  return { signer, witnessing };
+}
+
+/**
+ * What a writer does for the log besides its writes: records the policy in force (or that there is
+ * none), signs what was appended unsigned, and asks the witnesses once.
+ */
+export async function logDuties(db: WriterDb, duties: LogDuties | undefined): Promise<void> {
+  if (!duties) return;
+  await (duties.witnessing ? duties.witnessing.record(db) : recordPolicy(db, null));
+  await store.appendAndSign(db);
+  await duties.witnessing?.round(db);
 }
 
 export interface RunningWriter {
@@ -34,6 +67,7 @@ export function startWriter(cfg: WriterConfig, log: Logger): RunningWriter {
       log.info('WRITER_SOURCE=none: the writer does not run; data comes only from `npm run writer -- import`.');
       return;
     }
+    const duties = await prepareLog(cfg, log);
     let firstAskAfterMs = 0;
     while (!controller.signal.aborted) {
       const session = await acquireWriterLock(cfg.databaseUrl, cfg.name, log, { signal: controller.signal, logEveryMs: cfg.standbyLogMs, firstAskAfterMs });
@@ -43,16 +77,24 @@ export function startWriter(cfg: WriterConfig, log: Logger): RunningWriter {
         break;
       }
       let outcome: Awaited<ReturnType<typeof runLoop>> = 'lock lost';
+      // Witnessing runs beside the loop for as long as this session does.
+      const sessionOver = new AbortController();
+      const signal = AbortSignal.any([controller.signal, session.lost, sessionOver.signal]);
+      let witnessing: Promise<void> | undefined;
       try {
         if (source.name === 'demo') await seedDemoHistory(session.db, log, cfg.name);
+        await logDuties(session.db, duties && { ...duties, witnessing: undefined });
+        witnessing = duties?.witnessing?.run(session.db, signal);
         outcome = await runLoop({ db: session.db, source, log, writer: cfg.name }, {
           intervalMs: cfg.intervalMs,
           heartbeatMs: cfg.heartbeatMs,
-          signal: AbortSignal.any([controller.signal, session.lost]),
+          signal,
         });
       } catch (error) {
         if (!(error instanceof LockLost)) throw error;
       } finally {
+        sessionOver.abort();
+        await witnessing;
         await session.release();
       }
       if (outcome === 'real data') return;

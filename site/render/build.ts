@@ -1,6 +1,6 @@
 // `node site/render/build.ts <outDir>`: renders the site documents and both hosts' generated nginx
 // locations (under _nginx/, which no location serves) into outDir, from SITE_URL, API_URL, ANON_KEY,
-// HTTP_SIG_PUBLIC_KEY and POLICY_UPDATED in the environment. docker-compose's site service runs it
+// LOG_PUBLIC_KEY (LOG_ORIGIN) and POLICY_UPDATED in the environment. docker-compose's site service runs it
 // for the gateway; the local stack and `npm run build:site` run it with their configuration
 // (scripts/lib/site.ts).
 import path from 'node:path';
@@ -10,7 +10,7 @@ import { documentsConfigFromEnv } from './settings.ts';
 
 const outDir = process.argv[2];
 if (!outDir) {
-  console.error('Usage: node site/render/build.ts <outDir>, with SITE_URL, API_URL, ANON_KEY and HTTP_SIG_PUBLIC_KEY set (npm run build:site -- <outDir> takes them from .env)');
+  console.error('Usage: node site/render/build.ts <outDir>, with SITE_URL, API_URL, ANON_KEY and LOG_PUBLIC_KEY set (npm run build:site -- <outDir> takes them from .env)');
   process.exit(2);
 }
 try {

@@ -47,8 +47,10 @@ export interface DocumentsConfig {
   apiUrl: string;
   /** The public anon key, published in auth.md and the skills. */
   ANON_KEY: string;
-  /** The public half of the signing key (base64url): the key directory's and the log's verifier key. */
-  HTTP_SIG_PUBLIC_KEY: string;
+  /** The public half of the log's own key (base64url): the documents publish the log's verifier key made from it. */
+  LOG_PUBLIC_KEY: string;
+  /** The real log's origin (LOG_ORIGIN); unset: the site's host and the log's path. */
+  logOrigin?: string;
   /** The access policy's last-updated date (POLICY_UPDATED, YYYY-MM-DD); otherwise DEFAULT_POLICY_UPDATED. */
   policyUpdated?: string;
 }
@@ -109,7 +111,7 @@ export function templateVars(cfg: DocumentsConfig, policyUpdated: string, logVer
     VERIFY_SIGNED: verify.signed,
     VERIFY_LOGGED: verify.logged,
     VERIFY_CHECK: verify.check,
-    LOG_ORIGIN: logOrigin(cfg.siteUrl, false),
+    LOG_ORIGIN: logOrigin(cfg, false),
     LOG_VERIFIER_KEY: logVerifierKey,
     LICENSE_NAME: FIGURES_LICENSE.name,
     LICENSE_SPDX: FIGURES_LICENSE.spdx,
@@ -165,8 +167,8 @@ export function skillFrontMatter(text: string, origin: string): { name: string; 
 
 export async function renderSiteDocuments(cfg: DocumentsConfig, outDir: string, options: RenderOptions = {}): Promise<void> {
   const policyUpdated = policyUpdatedDate(options.policyUpdated ?? cfg.policyUpdated);
-  if (!cfg.HTTP_SIG_PUBLIC_KEY) throw new Error('HTTP_SIG_PUBLIC_KEY is not set: run `npm run keys`; the documents publish the log\'s verifier key from it.');
-  const logVerifierKey = await noteVerifierKey(logOrigin(cfg.siteUrl, false), Buffer.from(cfg.HTTP_SIG_PUBLIC_KEY, 'base64url'));
+  if (!cfg.LOG_PUBLIC_KEY) throw new Error('LOG_PUBLIC_KEY is not set: run `npm run keys`; the documents publish the log\'s verifier key from it.');
+  const logVerifierKey = await noteVerifierKey(logOrigin(cfg, false), Buffer.from(cfg.LOG_PUBLIC_KEY, 'base64url'));
   const vars = templateVars(cfg, policyUpdated, logVerifierKey);
   const urls = publicUrls(cfg);
   const files = new Map<string, string>();

@@ -4,7 +4,7 @@ import type { DocumentsConfig } from './render.ts';
 
 export type SiteEnv = Record<string, string | undefined>;
 
-const REQUIRED = ['SITE_URL', 'API_URL', 'ANON_KEY', 'HTTP_SIG_PUBLIC_KEY'] as const;
+const REQUIRED = ['SITE_URL', 'API_URL', 'ANON_KEY', 'LOG_PUBLIC_KEY'] as const;
 
 /** An origin as given (a trailing slash allowed), without it; anything with a path is refused. */
 function origin(env: SiteEnv, name: 'SITE_URL' | 'API_URL'): string {
@@ -24,7 +24,8 @@ export function documentsConfigFromEnv(env: SiteEnv): DocumentsConfig {
     siteUrl: origin(env, 'SITE_URL'),
     apiUrl: origin(env, 'API_URL'),
     ANON_KEY: env.ANON_KEY!,
-    HTTP_SIG_PUBLIC_KEY: env.HTTP_SIG_PUBLIC_KEY!,
+    LOG_PUBLIC_KEY: env.LOG_PUBLIC_KEY!,
+    logOrigin: env.LOG_ORIGIN || undefined,
     policyUpdated: env.POLICY_UPDATED || undefined,
   };
 }

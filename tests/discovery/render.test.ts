@@ -42,7 +42,7 @@ function files(root: string): string[] {
 beforeAll(async () => {
   dir = mkdtempSync(path.join(tmpdir(), 'site-documents-'));
   secrets = await completeSecrets({});
-  cfg = { siteUrl: SITE, apiUrl: API, ANON_KEY: secrets.ANON_KEY, HTTP_SIG_PUBLIC_KEY: secrets.HTTP_SIG_PUBLIC_KEY };
+  cfg = { siteUrl: SITE, apiUrl: API, ANON_KEY: secrets.ANON_KEY, LOG_PUBLIC_KEY: secrets.LOG_PUBLIC_KEY };
   await renderSiteDocuments(cfg, path.join(dir, 'a'), { policyUpdated: '2026-03-04' });
 }, 60_000);
 

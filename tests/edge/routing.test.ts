@@ -29,10 +29,11 @@ const fixedUpstream: Upstream = {
   stats: async () => fixedStats(),
   history: async () => fixedHistory(),
   log: async () => fixedLog(),
+  logNow: async () => fixedLog(),
   health: async () => ({ record: fixedHealth(), apiHostReachable: true }),
 };
 const failing = () => Promise.reject(new Error('the API host did not answer'));
-const downUpstream: Upstream = { stats: failing, history: failing, log: failing, health: async () => ({ record: { ...fixedHealth(), status: 'down', data: null, writer: null }, apiHostReachable: false }) };
+const downUpstream: Upstream = { stats: failing, history: failing, log: failing, logNow: failing, health: async () => ({ record: { ...fixedHealth(), status: 'down', data: null, writer: null }, apiHostReachable: false }) };
 
 const appWith = (upstream: Upstream, fetch?: typeof globalThis.fetch) => createApp(cfg, { figures: createFigures(cfg, upstream), fetch });
 const app = appWith(fixedUpstream);
@@ -177,7 +178,7 @@ describe('the records', () => {
     const etag = plain.headers.get('etag')!;
     const fill = await app.request(SITE_PATHS.SITE_STATS, { headers: { 'x-cache-fill': '1', origin: 'https://elsewhere.example', 'if-none-match': etag } });
     expect(fill.status).toBe(200);
-    expect([...fill.headers.keys()].sort()).toEqual(['content-digest', 'content-type', 'etag', 'signature', 'signature-input']);
+    expect([...fill.headers.keys()].sort()).toEqual(['content-digest', 'content-type', 'etag', 'log-checkpoint', 'signature', 'signature-input']);
     expect(fill.headers.get('etag')).toBe(etag);
     expect(await fill.text()).toBe(await plain.text());
   });
@@ -257,6 +258,6 @@ describe('the figures option', () => {
     expect((await (await demo.request(SITE_PATHS.SITE_STATS)).json()).data_source).toBe('demo');
     expect(reads).toBe(1);
     const checkpoint = await (await demo.request(SITE_PATHS.LOG_CHECKPOINT)).text();
-    expect(checkpoint.split('\n').slice(0, 2)).toEqual([`${new URL(cfg.siteUrl).host}${SITE_PATHS.LOG.replace(/\/$/, '')}`, String(fixedLog().entries.length)]);
+    expect(checkpoint.split('\n').slice(0, 2)).toEqual([`${new URL(cfg.siteUrl).host}${SITE_PATHS.LOG.replace(/\/$/, '')}`, String((await fixedLog()).entries.length)]);
   });
 });

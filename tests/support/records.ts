@@ -11,6 +11,11 @@ import {
   type LogRecord,
   type StatsRecord,
 } from '../../contract/records.ts';
+import { generateKeyPairSync } from 'node:crypto';
+import { base64, noteVerifierKey } from '../../contract/log-key.ts';
+import { logOrigin } from '../../contract/paths.ts';
+import { buildTree } from '../../contract/tlog/merkle.ts';
+import { checkpointBody, importNoteSigningKey, signNote } from '../../contract/tlog/note.ts';
 
 export const FIXED_NIGHTS = 20;
 const FIRST_NIGHT = Date.UTC(2025, 2, 1);
@@ -37,6 +42,8 @@ export function fixedHistory(source: 'polymarket' | 'demo' = 'polymarket'): Hist
       at_stake_usd: cents(2500 + i * 10),
       updated_at: `${dateOf(i + 1)}T00:05:00Z`,
       log_index: final ? logIndex++ : null,
+      witnessed_at: null,
+      witnessed_on_time: null,
     };
   });
   return HistoryRecordSchema.parse({ updated_at: FIXED_UPDATED_AT, since_date: dateOf(0), data_source: source, nights });
@@ -75,12 +82,24 @@ export function fixedStats(source: 'polymarket' | 'demo' = 'polymarket'): StatsR
   });
 }
 
-/** The transparency log: the final nights as canonical JSON entries (keys sorted), in log order. */
-export function fixedLog(): LogRecord {
+/**
+ * The transparency log: the final nights as canonical JSON entries (keys sorted), in log order, and
+ * one checkpoint of them signed with a key made for the fixture, under the fixed site's origin.
+ */
+export async function fixedLog(siteUrl = 'https://stats.example.org'): Promise<LogRecord> {
   const entries = fixedHistory().nights.filter((n) => n.log_index !== null).map((n) => JSON.stringify({
     at_stake_usd: n.at_stake_usd, date: n.date, supersedes: null, trading_cost_usd: n.trading_cost_usd, updated_at: n.updated_at, usd: n.usd,
   }));
-  return LogRecordSchema.parse({ updated_at: fixedHistory().nights.at(-4)!.updated_at, demo: false, entries });
+  const tree = await buildTree(entries.map((e) => new TextEncoder().encode(e)));
+  const origin = logOrigin({ siteUrl }, false);
+  const key = await importNoteSigningKey(generateKeyPairSync('ed25519').privateKey.export({ format: 'der', type: 'pkcs8' }).toString('base64url'), 'fixture');
+  const note = await signNote(checkpointBody(origin, tree.size, await tree.root()), origin, key.privateKey, key.publicKey);
+  const signedAt = fixedHistory().nights.at(-4)!.updated_at;
+  return LogRecordSchema.parse({
+    updated_at: signedAt, demo: false, vkey: await noteVerifierKey(origin, key.publicKey), policy: null, entries,
+    checkpoints: [{ size: tree.size, root: base64(await tree.root()), note, signed_at: signedAt, quorum_at: null, cosignatures: [] }],
+    cosignatures: [], witnessing: null, halted: null,
+  });
 }
 
 /** An "ok" health record checked at `checkedAt`. */

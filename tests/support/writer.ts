@@ -4,6 +4,7 @@ import { spawn, type ChildProcess } from 'node:child_process';
 import { readFileSync } from 'node:fs';
 import path from 'node:path';
 import { ROOT_DIR, type Env } from '../../scripts/lib/config.ts';
+import { logSignerEnv } from '../../scripts/stack/stack.ts';
 import { query } from './db.ts';
 import type { TestStack } from './stack.ts';
 
@@ -26,6 +27,7 @@ export function cliEnv(stack: TestStack, extra: Env = {}): Env {
     WRITER_DB_PASSWORD: cfg.WRITER_DB_PASSWORD,
     POSTGRES_PASSWORD: cfg.POSTGRES_PASSWORD,
     HTTP_SIG_PRIVATE_KEY: cfg.HTTP_SIG_PRIVATE_KEY,
+    ...logSignerEnv(cfg),
     BIND_HOST: cfg.bindHost,
     POSTGRES_PORT: String(cfg.postgresPort),
     DATABASE_URL: '',

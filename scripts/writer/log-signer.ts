@@ -1,0 +1,114 @@
+// The transparency log's one signer: the writer, with the log's own key (LOG_SIGNING_KEY), signs a
+// checkpoint (https://c2sp.org/tlog-checkpoint) for each new tree, inside the transaction that
+// appended the entries, and stores it beside them; the serving nodes only serve what is stored. Before
+// it signs, it checks that the new tree extends the last checkpoint stored and the last one it signed
+// itself (LOG_SIGNER_STATE, a file outside the database): a database that lost the log's tail (an
+// older backup restored, a replica promoted without the last commits) or whose entries were rewritten
+// gets no checkpoint. It halts the log instead, loudly, so that one origin never has two histories.
+import { renameSync, readFileSync, writeFileSync, existsSync } from 'node:fs';
+import { base64, noteVerifierKey } from '../../contract/log-key.ts';
+import { logOrigin, type Origins } from '../../contract/paths.ts';
+import { buildTree, type Tree } from '../../contract/tlog/merkle.ts';
+import { checkpointBody, importNoteSigningKey, signNote, type NoteSigningKey } from '../../contract/tlog/note.ts';
+import type { WriterDb } from './db.ts';
+import type { Logger } from './log.ts';
+
+type Db = Pick<WriterDb, 'selectFrom' | 'insertInto'>;
+
+/** A checkpoint signed in a transaction not yet committed. */
+export interface SignedCheckpoint {
+  origin: string;
+  size: number;
+  root: string;
+  note: string;
+}
+
+/** What the signer did with a transaction's entries: signed a checkpoint, had nothing new, or refused (why). */
+export type Signing = { signed: SignedCheckpoint } | { unchanged: true } | { refused: string };
+
+/** The last checkpoint this signer signed, by origin. */
+type SignerState = Record<string, { size: number; root: string }>;
+
+const utf8 = new TextEncoder();
+
+export class LogSigner {
+  readonly #key: NoteSigningKey;
+  readonly #origins: Pick<Origins, 'siteUrl' | 'logOrigin'>;
+  readonly #stateFile: string | undefined;
+  readonly #log: Logger;
+
+  private constructor(key: NoteSigningKey, origins: Pick<Origins, 'siteUrl' | 'logOrigin'>, stateFile: string | undefined, log: Logger) {
+    this.#key = key;
+    this.#origins = origins;
+    this.#stateFile = stateFile;
+    this.#log = log;
+  }
+
+  static async create(privateKey: string, origins: Pick<Origins, 'siteUrl' | 'logOrigin'>, stateFile: string | undefined, log: Logger): Promise<LogSigner> {
+    return new LogSigner(await importNoteSigningKey(privateKey, 'LOG_SIGNING_KEY'), origins, stateFile, log);
+  }
+
+  /** The real log's origin and verifier key (https://c2sp.org/signed-note#verifier-keys), as witnesses and readers pin them. */
+  async identity(demo = false): Promise<{ origin: string; vkey: string }> {
+    const origin = logOrigin(this.#origins, demo);
+    return { origin, vkey: await noteVerifierKey(origin, this.#key.publicKey) };
+  }
+
+  /** Signs a checkpoint of every entry the log holds now, unless it has one of that size or the tree does not extend what was signed before. */
+  async sign(db: Db): Promise<Signing> {
+    if (await db.selectFrom('stats.log_halt').select('at').limit(1).executeTakeFirst()) return { unchanged: true };
+    const entries = await db.selectFrom('stats.log_entry').select(['entry', 'is_demo']).orderBy('idx').execute();
+    const latest = await db.selectFrom('stats.log_checkpoint').select(['size', 'root']).orderBy('size', 'desc').limit(1).executeTakeFirst();
+    if (entries.length === 0 || Number(latest?.size ?? 0) === entries.length) return { unchanged: true };
+    const demo = entries[0]!.is_demo;
+    const tree = await buildTree(entries.map((e) => utf8.encode(e.entry)));
+    const { origin, vkey } = await this.identity(demo);
+    const refused = await this.#refusal(tree, origin, latest && { size: Number(latest.size), root: latest.root });
+    if (refused) return { refused };
+    const rootHash = await tree.root();
+    const note = await signNote(checkpointBody(origin, tree.size, rootHash), origin, this.#key.privateKey, this.#key.publicKey);
+    const signed = { origin, size: tree.size, root: base64(rootHash), note };
+    await db.insertInto('stats.log_checkpoint').values({ size: String(signed.size), root: signed.root, note, vkey, is_demo: demo }).execute();
+    return { signed };
+  }
+
+  /** Records why the log stops growing; health shows it until the owner removes it. */
+  async halt(db: Db, reason: string): Promise<void> {
+    this.#log.error(`the transparency log is halted and appends nothing: ${reason}`);
+    await db.insertInto('stats.log_halt').values({ reason }).execute();
+  }
+
+  /** After the transaction that stored `signed` committed: remember it as the last this signer signed. */
+  committed(signed: SignedCheckpoint): void {
+    this.#log.info('signed a checkpoint of the transparency log', { origin: signed.origin, size: signed.size });
+    if (!this.#stateFile) return;
+    const state = { ...this.#readState(), [signed.origin]: { size: signed.size, root: signed.root } };
+    const temporary = `${this.#stateFile}.tmp`;
+    writeFileSync(temporary, `${JSON.stringify(state, null, 2)}\n`, { mode: 0o600 });
+    renameSync(temporary, this.#stateFile);
+  }
+
+  async #refusal(tree: Tree, origin: string, latest: { size: number; root: string } | undefined): Promise<string | undefined> {
+    if (latest && (latest.size > tree.size || base64(await tree.root(latest.size)) !== latest.root)) {
+      return `the log's entries do not extend its stored checkpoint of ${latest.size} entries: its history was rewritten`;
+    }
+    const mine = this.#readState()[origin];
+    if (!mine) return undefined;
+    if (tree.size < mine.size) {
+      return `the database holds ${tree.size} entries of ${origin}, but this signer already signed a checkpoint of ${mine.size}: a restore or a failover lost the log's tail`;
+    }
+    if (base64(await tree.root(mine.size)) !== mine.root) {
+      return `the database's entries of ${origin} do not extend the checkpoint of ${mine.size} entries this signer signed: a second history`;
+    }
+    return undefined;
+  }
+
+  #readState(): SignerState {
+    if (!this.#stateFile || !existsSync(this.#stateFile)) return {};
+    try {
+      return JSON.parse(readFileSync(this.#stateFile, 'utf8')) as SignerState;
+    } catch (error) {
+      throw new Error(`LOG_SIGNER_STATE (${this.#stateFile}) cannot be read: ${(error as Error).message}; the signer signs nothing it cannot check`);
+    }
+  }
+}
