@@ -37,6 +37,15 @@ export const ReturnsSchema = z.object({
   net_yield_pct: z.number().nullable().describe('Net yield over the window, percent; may be negative. Never annualised.'),
 }).describe('Trailing-window returns. The window ends at last_night_date; every field but window_days is null before the first payout, and the yields are null without a capital base.').register(contract, { id: 'Returns' });
 
+export const LogHeadSchema = z.object({
+  origin: z.string().describe("The log's origin (https://c2sp.org/tlog-checkpoint)."),
+  size: z.int().min(1).describe('The tree size of its latest signed checkpoint.'),
+  root: z.string().describe('That checkpoint\'s root hash, base64.'),
+}).describe('The transparency log state a record was computed against: its latest signed checkpoint. Every signed answer names it in its Log-Checkpoint field.').register(contract, { id: 'LogCheckpoint' });
+export type LogHead = z.infer<typeof LogHeadSchema>;
+
+const logCheckpoint = LogHeadSchema.nullable().describe('The transparency log state this record was computed against (its latest signed checkpoint); null before the log has one.');
+
 export const StatsRecordSchema = z.looseObject({
   updated_at: timestamp.nullable().describe('Time the figures were produced: the latest time a published figure changed (ISO 8601 UTC); null before any data. Cite it when reporting the figures.'),
   daily: z.array(DailyPayoutSchema).max(16).describe('Payouts of the last 16 settled nights, oldest first; empty before any payout.'),
@@ -53,6 +62,7 @@ export const StatsRecordSchema = z.looseObject({
   returns: ReturnsSchema,
   data_source: z.enum(['polymarket', 'import', 'demo']).nullable()
     .describe('Where the figures come from; "demo" means demo data, not the real account; null before any data.'),
+  log_checkpoint: logCheckpoint,
 }).describe('The stats record (abridged: further top-level fields may appear). "No data" is null, never a made-up zero, except today\'s accrual and breadth, which are 0 when there is nothing for today.').register(contract, { id: 'StatsRecord' });
 export type StatsRecord = z.infer<typeof StatsRecordSchema>;
 
@@ -74,6 +84,7 @@ export const HistoryRecordSchema = z.looseObject({
   data_source: z.enum(['polymarket', 'import', 'demo']).nullable()
     .describe('Where the figures come from; "demo" means demo data, not the real account; null before any data.'),
   nights: z.array(HistoryNightSchema).describe('Every settled night since since_date, oldest first; empty before any payout.'),
+  log_checkpoint: logCheckpoint,
 }).describe('The whole track record: every settled night with its running gross total, trading cost and capital base.').register(contract, { id: 'HistoryRecord' });
 export type HistoryRecord = z.infer<typeof HistoryRecordSchema>;
 
@@ -92,6 +103,7 @@ export const LogRecordSchema = z.looseObject({
   updated_at: timestamp.nullable().describe('When the log last changed: a checkpoint signed, a cosignature received or a witnessing round (ISO 8601 UTC); null while the log is empty.'),
   demo: z.boolean().nullable().describe('true while the log holds demo nights (a log of its own, removed when real data arrive); null before any data.'),
   vkey: z.string().nullable().describe("The note verifier key that signed the latest checkpoint (https://c2sp.org/signed-note#verifier-keys); null before any."),
+  log_checkpoint: logCheckpoint,
   policy: z.string().nullable().describe("The witness policy the log is cosigned under (https://c2sp.org/tlog-policy); null: the log is not witnessed."),
   entries: z.array(z.string()).describe('Every entry the latest checkpoint covers, in log order: the RFC 8785 canonical JSON of a final night (date, usd, trading_cost_usd, at_stake_usd, updated_at, and supersedes: the index of the entry it corrects, or null).'),
   checkpoints: z.array(LogCheckpointSchema).describe('Every checkpoint ever signed, smallest first.'),

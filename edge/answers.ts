@@ -2,7 +2,8 @@
 // RFC 9530 Content-Digest of the bytes as sent and an RFC 9421 signature over them
 // (https://www.rfc-editor.org/rfc/rfc9421). The gateway caches what it gets, so each record is
 // compressed and signed once per upstream answer and coding, never once per request.
-import type { AnswerSigner } from './response-signature.ts';
+import type { LogHead } from '../contract/records.ts';
+import { logCheckpointField, type AnswerSigner } from './response-signature.ts';
 
 export type ContentCoding = 'gzip' | 'br';
 /** Compression is the runtime's (Node's zlib on the server); without it every answer is identity. */
@@ -23,6 +24,8 @@ export interface Answer {
   /** Where the request went: its path and its query (with the "?"), as the client sent them. */
   path: string;
   query?: string;
+  /** The log state the record was computed against (its log_checkpoint), which the answer names and its signature covers. */
+  logCheckpoint?: LogHead | null;
 }
 
 export interface SignedAnswer {
@@ -45,13 +48,10 @@ export interface AnswerSigning {
   sign(answer: Answer, coding: ContentCoding | undefined, memoKey?: string): Promise<SignedAnswer>;
 }
 
-/**
- * `logState` gives the Log-Checkpoint field of the log state the answer agrees with (none before the
- * log has a checkpoint); the signature covers it.
- */
-export function createAnswerSigning(signer: () => Promise<AnswerSigner>, authority: string, compress: Compress | undefined, logState: () => Promise<string | undefined>): AnswerSigning {
+export function createAnswerSigning(signer: () => Promise<AnswerSigner>, authority: string, compress: Compress | undefined): AnswerSigning {
   const memo = new Map<string, Promise<SignedAnswer>>();
-  const make = async (answer: Answer, coding: ContentCoding | undefined, logCheckpoint: string | undefined): Promise<SignedAnswer> => {
+  const make = async (answer: Answer, coding: ContentCoding | undefined): Promise<SignedAnswer> => {
+    const logCheckpoint = answer.logCheckpoint ? logCheckpointField(answer.logCheckpoint) : undefined;
     const identity = typeof answer.body === 'string' ? new TextEncoder().encode(answer.body) : answer.body;
     const compressed = coding && compress && identity.length >= MIN_COMPRESSED_BYTES ? compress(identity, coding) : undefined;
     const body = new Uint8Array(compressed ?? identity);
@@ -68,13 +68,12 @@ export function createAnswerSigning(signer: () => Promise<AnswerSigner>, authori
     return { status, body, headers };
   };
   return {
-    async sign(answer, coding, memoKey) {
-      const logCheckpoint = await logState();
-      if (!memoKey) return make(answer, coding, logCheckpoint);
-      const key = `${memoKey}|${answer.etag}|${coding ?? ''}|${logCheckpoint ?? ''}`;
+    sign(answer, coding, memoKey) {
+      if (!memoKey) return make(answer, coding);
+      const key = `${memoKey}|${answer.etag}|${coding ?? ''}`;
       let made = memo.get(key);
       if (!made) {
-        made = make(answer, coding, logCheckpoint);
+        made = make(answer, coding);
         made.catch(() => memo.delete(key));
         // Entries of an older upstream answer are never asked for again: the oldest go first.
         if (memo.size >= MEMO_SIZE) memo.delete(memo.keys().next().value!);

@@ -9,7 +9,7 @@ import { createAnswerSigning, requestedCoding, type Compress } from './answers.t
 import type { EdgeConfig } from './config.ts';
 import { createFigures, type Figures } from './figures.ts';
 import { jsonError } from './http.ts';
-import { createAnswerSigner, logCheckpointField, type AnswerSigner } from './response-signature.ts';
+import { createAnswerSigner, type AnswerSigner } from './response-signature.ts';
 import { forCacheFill, notFound, type Sign } from './routing.ts';
 import { createAgentsApp } from './routes/agents.ts';
 import { createApiHostApp } from './routes/api-host.ts';
@@ -39,13 +39,8 @@ export function createApp(cfg: EdgeConfig, options: AppOptions = {}): Hono {
   // the gateway asked for.
   let answerSigner: Promise<AnswerSigner> | undefined;
   const signer = () => (answerSigner ??= createAnswerSigner(cfg.httpSigPrivateKey));
-  // The log state every signed answer names: the latest checkpoint the edge has read (none while it reads none).
-  const logState = async () => {
-    const checkpoint = (await figures.log().catch(() => undefined))?.value.checkpoints.at(-1);
-    return checkpoint && logCheckpointField(checkpoint.note.slice(0, checkpoint.note.indexOf('\n')), checkpoint.size, checkpoint.root);
-  };
   const signFor = (origin: string): Sign => {
-    const signing = createAnswerSigning(signer, new URL(origin).host, options.compress, logState);
+    const signing = createAnswerSigning(signer, new URL(origin).host, options.compress);
     return (c, answer, memoKey) => signing.sign(answer, requestedCoding(c.req.header('accept-encoding'), options.compress), memoKey);
   };
 

@@ -33,8 +33,8 @@ export interface SignableAnswer {
  * (https://www.rfc-editor.org/rfc/rfc8941#section-3.2) of the log's origin (a string), the tree size
  * (an integer) and the root hash (a byte sequence).
  */
-export function logCheckpointField(origin: string, size: number, rootBase64: string): string {
-  return `origin="${origin.replace(/[\\"]/g, (ch) => `\\${ch}`)}", size=${size}, root=:${rootBase64}:`;
+export function logCheckpointField(head: { origin: string; size: number; root: string }): string {
+  return `origin="${head.origin.replace(/[\\"]/g, (ch) => `\\${ch}`)}", size=${head.size}, root=:${head.root}:`;
 }
 
 export type AnswerSignatureHeaders = Record<'content-digest' | 'signature-input' | 'signature', string>;

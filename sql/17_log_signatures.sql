@@ -100,6 +100,11 @@ create table stats.log_witness_round (
 alter table stats.log_witness_round owner to stats_owner;
 grant select, insert on stats.log_witness_round to stats_writer;
 
+create trigger log_witness_round_kept before update or delete on stats.log_witness_round
+  for each row execute function stats.log_evidence_kept();
+create trigger log_witness_round_not_truncated before truncate on stats.log_witness_round
+  for each statement execute function stats.log_evidence_kept();
+
 -- The witness policy the writer works under, as its text (https://c2sp.org/tlog-policy), each time it
 -- changes; the latest is published beside the log. None: the log is not witnessed.
 create table stats.log_policy (
@@ -108,6 +113,11 @@ create table stats.log_policy (
 );
 alter table stats.log_policy owner to stats_owner;
 grant select, insert on stats.log_policy to stats_writer;
+
+create trigger log_policy_kept before update or delete on stats.log_policy
+  for each row execute function stats.log_evidence_kept();
+create trigger log_policy_not_truncated before truncate on stats.log_policy
+  for each statement execute function stats.log_evidence_kept();
 
 -- Why the log stopped growing: a tree that does not extend the last checkpoint, a signer that signed
 -- more than the database holds (a restore or a failover lost the log's tail), or a witness that has
@@ -119,6 +129,16 @@ create table stats.log_halt (
 );
 alter table stats.log_halt owner to stats_owner;
 grant select, insert on stats.log_halt to stats_writer;
+
+-- The log state a record is computed against: the latest checkpoint's origin, size and root hash
+-- (null before any). Every record carries it, and the signature of every answer covers it.
+create function stats.log_head() returns json
+language sql stable set search_path = '' as $$
+  select json_build_object('origin', split_part(c.note, E'\n', 1), 'size', c.size, 'root', c.root)
+  from stats.log_checkpoint c order by c.size desc limit 1
+$$;
+alter function stats.log_head() owner to stats_owner;
+grant execute on function stats.log_head() to stats_writer;
 
 -- The size of the latest checkpoint: entries are served, and counted as logged, by index below it.
 create function stats.log_size() returns bigint

@@ -70,6 +70,7 @@ begin
     'updated_at', stats.iso(stats.figures_updated_at(p_now)),
     'since_date', v_since,
     'data_source', stats.data_source(),
+    'log_checkpoint', stats.log_head(),
     'nights', stats.history_nights(p_now, v_since));
 end $$;
 alter function stats.history_record(timestamptz) owner to stats_owner;

@@ -68,6 +68,7 @@ language sql stable set search_path = '' as $$
       (select max(s.received_at) from stats.log_cosignature s), (select max(r.at) from stats.log_witness_round r))),
     'demo', coalesce((select l.is_demo from latest l), stats.data_source() = 'demo'),
     'vkey', (select l.vkey from latest l),
+    'log_checkpoint', stats.log_head(),
     'policy', (select p.policy from stats.log_policy p order by p.recorded_at desc limit 1),
     'entries', coalesce((select json_agg(e.entry order by e.idx) from stats.log_entry e where e.idx < stats.log_size()), '[]'::json),
     'checkpoints', coalesce((select json_agg(json_build_object(

@@ -105,7 +105,8 @@ begin
     'worst_day_usd', s.worst_day_usd,
     'capital', s.capital,
     'returns', s.returns,
-    'data_source', s.data_source);
+    'data_source', s.data_source,
+    'log_checkpoint', stats.log_head());
 end $$;
 alter function stats.stats_at(timestamptz) owner to stats_owner;
 grant execute on function stats.stats_at(timestamptz) to stats_writer;

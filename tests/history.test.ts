@@ -60,10 +60,11 @@ beforeAll(async () => {
 afterAll(async () => { await stack?.destroy(); });
 
 /** The figures alone: when each night was recorded, and where it stands in the log, are checked apart. */
-const strip = (nights: (Night & { updated_at?: string; log_index?: number | null })[]) => nights.map(({ updated_at: _u, log_index: _l, ...night }) => night);
+type Served = Night & { updated_at?: string; log_index?: number | null; witnessed_at?: string | null; witnessed_on_time?: boolean | null };
+const strip = (nights: Served[]) => nights.map(({ updated_at: _u, log_index: _l, witnessed_at: _w, witnessed_on_time: _o, ...night }) => night);
 
 describe('the whole track record', () => {
-  let viaApi: { nights: (Night & { updated_at: string })[]; since_date: string; updated_at: string; data_source: string };
+  let viaApi: { nights: (Night & { updated_at: string })[]; since_date: string; updated_at: string; data_source: string; log_checkpoint: { size: number } | null };
 
   it('landing_history on the API host returns every night, oldest first, matching the independent computation', async () => {
     const res = await fetch(stack.cfg.apiUrl + API_PATHS.HISTORY, { headers: { apikey: stack.cfg.ANON_KEY, 'accept-encoding': 'identity' } });
@@ -78,6 +79,9 @@ describe('the whole track record', () => {
     for (const night of viaApi.nights) expect(night.updated_at).toMatch(/^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}Z$/);
     // Imported at once, every night up to three days ago is final and in the log, in date order.
     expect(viaApi.nights.map((n) => (n as { log_index?: number | null }).log_index)).toEqual(viaApi.nights.map((n, i) => (n.date <= addDays(todayUtc(), -3) ? i : null)));
+    // Without a witness policy no night is said to be witnessed, on time or late.
+    expect(new Set(viaApi.nights.map((n) => `${(n as Served).witnessed_at}|${(n as Served).witnessed_on_time}`))).toEqual(new Set(['null|null']));
+    expect(viaApi.log_checkpoint).toMatchObject({ size: viaApi.nights.filter((n) => n.date <= addDays(todayUtc(), -3)).length });
     // POST {} is the same call.
     const posted = await fetch(stack.cfg.apiUrl + API_PATHS.HISTORY, { method: 'POST', body: '{}', headers: { apikey: stack.cfg.ANON_KEY, 'content-type': 'application/json' } });
     expect(await posted.json()).toEqual(viaApi);
@@ -93,7 +97,7 @@ describe('the whole track record', () => {
     const text = await csv.text();
     expect(text.endsWith('\r\n')).toBe(true);
     const [header, ...rows] = text.slice(0, -2).split('\r\n');
-    expect(header).toBe('date,usd,total_usd,trading_cost_usd,at_stake_usd,updated_at,log_index');
+    expect(header).toBe('date,usd,total_usd,trading_cost_usd,at_stake_usd,updated_at,log_index,witnessed_at,witnessed_on_time');
     const number = (field: string) => (field === '' ? null : Number(field));
     expect(rows.map((row) => {
       const [date, usd, total, cost, base] = row.split(',');

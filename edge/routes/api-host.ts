@@ -5,6 +5,7 @@
 // is read after its request, and PostgREST reads it once for all of them.
 import { Hono } from 'hono';
 import { API_PATHS, CACHED_RECORDS, EDGE_PATHS, recordName } from '../../contract/paths.ts';
+import { LogHeadSchema, type LogHead } from '../../contract/records.ts';
 import type { Answer } from '../answers.ts';
 import { NextLoad } from '../cache.ts';
 import type { EdgeConfig } from '../config.ts';
@@ -21,6 +22,22 @@ interface PostgrestAnswer {
 
 /** The records the gateway hands here, by function name: each one's public path on the API host. */
 const RECORDS = new Map(CACHED_RECORDS.filter((r) => r.host === 'api').map((r) => [recordName(r), r.path]));
+
+/** Each record's log state, read from its latest answer's body once per validator. */
+const logHeads = new Map<string, { etag: string; head: LogHead | null }>();
+function logHeadOf(fn: string, etag: string, body: Uint8Array): LogHead | null {
+  const known = logHeads.get(fn);
+  if (known?.etag === etag) return known.head;
+  let head: LogHead | null = null;
+  try {
+    const parsed = LogHeadSchema.safeParse((JSON.parse(new TextDecoder().decode(body)) as { log_checkpoint?: unknown }).log_checkpoint);
+    if (parsed.success) head = parsed.data;
+  } catch {
+    // Not a record: it names no log state.
+  }
+  logHeads.set(fn, { etag, head });
+  return head;
+}
 
 export interface ApiHostOptions {
   cfg: Pick<EdgeConfig, 'postgrestUpstream' | 'upstreamTimeoutMs'>;
@@ -68,7 +85,7 @@ export function createApiHostApp({ cfg, sign, fetch }: ApiHostOptions): Hono {
     }
     const { status, body, contentType, etag, lastModified } = upstream;
     if (status !== 200 || !etag) return new Response(body, { status, headers: { 'content-type': contentType, ...NO_STORE } });
-    const answer: Answer = { body, contentType, etag, lastModified, path };
+    const answer: Answer = { body, contentType, etag, lastModified, path, logCheckpoint: logHeadOf(fn, etag, body) };
     // The ETag is the record's own hash: the same record is compressed and signed once per coding.
     return sent(c, await sign(c, answer, fn));
   });

@@ -47,7 +47,7 @@ export function createRecordsApp({ cfg, figures, sign, renderPng }: RecordsOptio
     const stats = await readStats();
     if (!stats) return unavailable();
     // The record takes no query, so a signature never covers one.
-    const answer: Answer = { body: stats.body, contentType: JSON_TYPE, etag: stats.etag, path: SITE_PATHS.SITE_STATS };
+    const answer: Answer = { body: stats.body, contentType: JSON_TYPE, etag: stats.etag, path: SITE_PATHS.SITE_STATS, logCheckpoint: stats.value.log_checkpoint };
     return sent(c, await sign(c, answer, 'stats'));
   });
 
@@ -65,7 +65,7 @@ export function createRecordsApp({ cfg, figures, sign, renderPng }: RecordsOptio
       : format === 'csv' ? await wholeCsv(whole) : whole;
     const path = format === 'csv' ? SITE_PATHS.SITE_HISTORY_CSV : SITE_PATHS.SITE_HISTORY;
     const query = rawQuery(c.req.url);
-    const answer: Answer = { body: made.body, contentType: type, etag: made.etag, path, query };
+    const answer: Answer = { body: made.body, contentType: type, etag: made.etag, path, query, logCheckpoint: whole.value.log_checkpoint };
     // Only the whole record, asked with no query, is kept signed here; the gateway caches the rest.
     return sent(c, await sign(c, answer, query ? undefined : path));
   };

@@ -217,12 +217,13 @@ export function sourceFromEnv(env: Env): SourceName {
 function logSettings(env: Env): LogSettings | undefined {
   if (!env.LOG_SIGNING_KEY) return undefined;
   const cfg = configFromEnv(env, []);
-  if (cfg.logOrigin !== undefined && (/[\s+]/u.test(cfg.logOrigin) || cfg.logOrigin.includes('://'))) {
-    throw new Error(`LOG_ORIGIN must be a schema-less name such as example.org/log, without spaces or "+", got "${cfg.logOrigin}".`);
+  const origin = env.LOG_ORIGIN;
+  if (origin && (/[\s+]/u.test(origin) || origin.includes('://'))) {
+    throw new Error(`LOG_ORIGIN must be a schema-less name such as example.org/log, without spaces or "+", got "${origin}".`);
   }
   return {
     signingKey: env.LOG_SIGNING_KEY,
-    origins: { siteUrl: cfg.siteUrl, logOrigin: cfg.logOrigin },
+    origins: { siteUrl: cfg.siteUrl, logOrigin: env.LOG_ORIGIN || undefined },
     stateFile: env.LOG_SIGNER_STATE ? path.resolve(ROOT_DIR, env.LOG_SIGNER_STATE) : undefined,
     policyFile: env.LOG_POLICY ? path.resolve(ROOT_DIR, env.LOG_POLICY) : undefined,
   };

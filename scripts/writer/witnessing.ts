@@ -109,7 +109,7 @@ export class Witnessing {
     }
   }
 
-  async #submit(db: WriterDb, witness: PolicyWitness, oldSize: number, current: Latest, tree: Awaited<ReturnType<typeof buildTree>>, retried = false): Promise<void> {
+  async #submit(db: WriterDb, witness: PolicyWitness, oldSize: number, current: Latest, tree: Awaited<ReturnType<typeof buildTree>>, theirs?: number): Promise<void> {
     const fail = (why: string) => {
       const wait = Math.min((this.#pauses.get(witness.name)?.wait ?? FIRST_RETRY_MS / 2) * 2, MAX_RETRY_MS);
       this.#pauses.set(witness.name, { until: Date.now() + wait, wait });
@@ -127,15 +127,15 @@ export class Witnessing {
     }
     const text = await response.text().catch(() => '');
     if (response.status === 409 && (response.headers.get('content-type') ?? '').startsWith(SIZE_TYPE)) {
-      const theirs = Number(text.trim());
-      if (!Number.isSafeInteger(theirs) || theirs < 0) return fail(`a 409 with no size it can read ("${text.trim().slice(0, 40)}")`);
-      if (theirs > current.size) {
-        await sql`insert into stats.log_halt (reason) values (${`witness ${witness.name} has cosigned a tree of ${theirs} entries, more than the ${current.size} this log holds: the log is behind what a witness saw`})`.execute(db);
-        this.#log.error('the transparency log is halted: a witness has seen a larger tree', { witness: witness.name, theirs, ours: current.size });
-        return;
-      }
-      if (!retried && theirs !== old) return this.#submit(db, witness, theirs, current, tree, true);
-      return fail(`409 at size ${theirs}`);
+      const size = Number(text.trim());
+      if (!Number.isSafeInteger(size) || size < 0) return fail(`a 409 with no size it can read ("${text.trim().slice(0, 40)}")`);
+      if (size > current.size) return this.#halt(db, witness, `witness ${witness.name} has cosigned a tree of ${size} entries, more than the ${current.size} this log holds: the log is behind what a witness saw`);
+      if (theirs === undefined && size !== old) return this.#submit(db, witness, size, current, tree, size);
+      return fail(`409 at size ${size}`);
+    }
+    // A proof from the very size the witness holds, refused: what it cosigned there is not what this log holds.
+    if (response.status === 422 && theirs !== undefined) {
+      return this.#halt(db, witness, `witness ${witness.name} has cosigned a tree of ${theirs} entries that this log's entries do not extend: the log's history differs from what a witness saw`);
     }
     if (response.status !== 200) return fail(`HTTP ${response.status}${text ? `: ${text.trim().slice(0, 120)}` : ''}`);
     const { body: checkpointBody } = parseNote(current.note);
@@ -148,6 +148,11 @@ export class Witnessing {
     if (rows.length === 0) return fail('no cosignature by its key in the answer');
     this.#pauses.delete(witness.name);
     await db.insertInto('stats.log_cosignature').values(rows).onConflict((oc) => oc.doNothing()).execute();
+  }
+
+  async #halt(db: WriterDb, witness: PolicyWitness, reason: string): Promise<void> {
+    await db.insertInto('stats.log_halt').values({ reason }).execute();
+    this.#log.error(`the transparency log is halted: ${reason}`, { witness: witness.name });
   }
 
   /** The round: who holds a fresh cosignature of the current checkpoint; and the first time each checkpoint met the quorum. */

@@ -137,14 +137,18 @@ describe('docker-compose.yml', () => {
   it("gives the writers every setting the writer reads, and with compose's defaults they run as the local stack's writer does", () => {
     const read = readFileSync(path.join(ROOT_DIR, 'scripts/writer/config.ts'), 'utf8');
     const names = new Set([...read.matchAll(/\benv\.([A-Z][A-Z0-9_]+)|\(env,\s*'([A-Z][A-Z0-9_]+)'/g)].map((m) => (m[1] ?? m[2])!));
+    // The log's default origin is made from the site's URL, which the writer reads through the stack's configuration.
+    names.add('SITE_URL');
     // The password only builds WRITER_DATABASE_URL, which compose sets itself; a name is drawn per
     // container, since one name in the environment would be shared by the writer and its standby.
     const notPassed = ['WRITER_DB_PASSWORD', 'WRITER_NAME'];
     expect([...names].filter((n) => !notPassed.includes(n)).sort()).toEqual(Object.keys(services.writer!.environment!).sort());
     // Every ${NAME:-default} as compose resolves it when .env leaves NAME unset.
-    const composed = Object.fromEntries(Object.entries(services.writer!.environment!).map(([k, v]) => [k, String(v).replace(/\$\{[A-Z_]+:-([^}]*)\}/g, '$1').replace(/\$\{[A-Z_]+:\?[^}]*\}/g, 'secret')]));
+    const composed = Object.fromEntries(Object.entries(services.writer!.environment!).map(([k, v]) => [k, String(v).replace(/\$\{[A-Z_]+:-([^}]*)\}/g, '$1').replace(/\$\{[A-Z_]+:\?[^}]*\}/g, 'secret').replace('${SITE_URL}', 'https://stats.example.org')]));
     const account = { CLOB_API_KEY: 'key', CLOB_SECRET: 'secret', CLOB_PASSPHRASE: 'passphrase', POLY_ADDRESS: `0x${'ab'.repeat(20)}`, WRITER_NAME: 'writer-test' };
-    const local = writerConfigFromEnv({ ...account, WRITER_DATABASE_URL: composed.WRITER_DATABASE_URL });
+    // Where the database and the signer's state file are, the public URL and the keys belong to each deployment; the rest is policy.
+    const placement = { WRITER_DATABASE_URL: composed.WRITER_DATABASE_URL, LOG_SIGNER_STATE: composed.LOG_SIGNER_STATE, SITE_URL: composed.SITE_URL, LOG_SIGNING_KEY: composed.LOG_SIGNING_KEY };
+    const local = writerConfigFromEnv({ ...account, ...placement });
     expect(writerConfigFromEnv({ ...composed, ...account })).toEqual(local);
   });
 

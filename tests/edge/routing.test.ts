@@ -9,7 +9,7 @@ import { createApp } from '../../edge/app.ts';
 import type { EdgeConfig } from '../../edge/config.ts';
 import { createFigures, publishStats, type Figures } from '../../edge/figures.ts';
 import type { Upstream } from '../../edge/upstream.ts';
-import { fixedHealth, fixedHistory, fixedLog, fixedStats } from '../support/records.ts';
+import { FIXED_LOG_HEAD, fixedHealth, fixedHistory, fixedLog, fixedStats } from '../support/records.ts';
 
 const cfg: EdgeConfig = {
   siteUrl: 'https://stats.example.org',
@@ -171,6 +171,9 @@ describe('the records', () => {
     expect(res.headers.get('access-control-allow-origin')).toBe('*');
     expect(res.headers.get('content-digest')).toBe(`sha-256=:${createHash('sha256').update(body).digest('base64')}:`);
     expect(res.headers.get('signature')).toMatch(/^answer=:/);
+    // The log state the record was computed against, named and covered by the signature.
+    expect(res.headers.get('log-checkpoint')).toBe(`origin="${FIXED_LOG_HEAD.origin}", size=${FIXED_LOG_HEAD.size}, root=:${FIXED_LOG_HEAD.root}:`);
+    expect(res.headers.get('signature-input')).toContain('"log-checkpoint"');
   });
 
   it('go to a gateway filling its cache with only the representation\'s own headers, whole even when its validator matches', async () => {

@@ -44,13 +44,14 @@ describe('landing_stats on an empty database', () => {
         net_usd: null, rewards_vs_costs: null, gross_yield_pct: null, net_yield_pct: null,
       },
       data_source: null,
+      log_checkpoint: null,
     });
   });
 
   it('keeps the published field order', async () => {
     const r = await inRollback((c) => statsAt(c));
     expect(Object.keys(r)).toEqual(['updated_at', 'daily', 'last_night_usd', 'last_night_date', 'accrued_today_usd',
-      'accrued_today_markets', 'markets_quoted_24h', 'total_usd', 'since_date', 'best_day_usd', 'worst_day_usd', 'capital', 'returns', 'data_source']);
+      'accrued_today_markets', 'markets_quoted_24h', 'total_usd', 'since_date', 'best_day_usd', 'worst_day_usd', 'capital', 'returns', 'data_source', 'log_checkpoint']);
   });
 });
 
@@ -326,6 +327,9 @@ describe('landing_health', () => {
     await c.query('insert into stats.heartbeat (at, writer) values ($1, $2)', [heartbeat, writer]);
   }
 
+  /** The log's part of health while the log is empty and has no witness policy. */
+  const NO_LOG = { size: 0, witnessed: false, witnesses: null, cosigned: null, checked_at: null, quorum_cosigned_at: null, halted: null };
+
   it('is ok at the edges of every threshold', async () => {
     const h = await inRollback(async (c) => {
       await seeded(c, { payout: '2026-03-09', accrual: '2026-03-10T11:44:01Z', heartbeat: '2026-03-10T11:55:00.001Z', writer: 'writer-5e1f09aa' });
@@ -336,6 +340,7 @@ describe('landing_health', () => {
       checked_at: '2026-03-10T12:00:00Z',
       data: { last_payout_date: '2026-03-09', payout_age_days: 1, fresh: true, last_accrual_at: '2026-03-10T11:44:01Z', accrual_age_minutes: 15, accrual_fresh: true, replica_lag_seconds: null },
       writer: { last_heartbeat_at: '2026-03-10T11:55:00Z', alive: true, name: 'writer-5e1f09aa' },
+      log: NO_LOG,
     });
   });
 
@@ -401,6 +406,7 @@ describe('landing_health', () => {
       checked_at: '2026-03-10T12:00:00Z',
       data: { last_payout_date: null, payout_age_days: null, fresh: false, last_accrual_at: null, accrual_age_minutes: null, accrual_fresh: false, replica_lag_seconds: null },
       writer: { last_heartbeat_at: null, alive: false, name: null },
+      log: NO_LOG,
     });
   });
 });

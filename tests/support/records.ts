@@ -23,6 +23,9 @@ const DAY_MS = 86_400_000;
 /** When the fixed figures were produced: the morning after the last night. */
 export const FIXED_UPDATED_AT = '2025-03-20T06:00:00Z';
 
+/** The log state the fixed records name (the fixed log's own checkpoint is made with a fresh key, so its root differs). */
+export const FIXED_LOG_HEAD = { origin: 'stats.example.org/log', size: 17, root: 'm0nvSgPtkMY1wGjWUNaSZ9UzxNFyTZNQmnJlrSxfV2w=' };
+
 const dateOf = (i: number) => new Date(FIRST_NIGHT + i * DAY_MS).toISOString().slice(0, 10);
 const cents = (value: number) => Math.round(value * 100) / 100;
 
@@ -46,7 +49,7 @@ export function fixedHistory(source: 'polymarket' | 'demo' = 'polymarket'): Hist
       witnessed_on_time: null,
     };
   });
-  return HistoryRecordSchema.parse({ updated_at: FIXED_UPDATED_AT, since_date: dateOf(0), data_source: source, nights });
+  return HistoryRecordSchema.parse({ updated_at: FIXED_UPDATED_AT, since_date: dateOf(0), data_source: source, nights, log_checkpoint: FIXED_LOG_HEAD });
 }
 
 /** The stats record of the same nights, as landing_stats returns it. */
@@ -79,6 +82,7 @@ export function fixedStats(source: 'polymarket' | 'demo' = 'polymarket'): StatsR
       net_yield_pct: 18.56,
     },
     data_source: source,
+    log_checkpoint: FIXED_LOG_HEAD,
   });
 }
 
@@ -97,6 +101,7 @@ export async function fixedLog(siteUrl = 'https://stats.example.org'): Promise<L
   const signedAt = fixedHistory().nights.at(-4)!.updated_at;
   return LogRecordSchema.parse({
     updated_at: signedAt, demo: false, vkey: await noteVerifierKey(origin, key.publicKey), policy: null, entries,
+    log_checkpoint: { origin, size: tree.size, root: base64(await tree.root()) },
     checkpoints: [{ size: tree.size, root: base64(await tree.root()), note, signed_at: signedAt, quorum_at: null, cosignatures: [] }],
     cosignatures: [], witnessing: null, halted: null,
   });

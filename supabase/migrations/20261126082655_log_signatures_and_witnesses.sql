@@ -132,6 +132,17 @@ begin
 end $function$
 ;
 
+CREATE OR REPLACE FUNCTION stats.log_head()
+ RETURNS json
+ LANGUAGE sql
+ STABLE
+ SET search_path TO ''
+AS $function$
+  select json_build_object('origin', split_part(c.note, E'\n', 1), 'size', c.size, 'root', c.root)
+  from stats.log_checkpoint c order by c.size desc limit 1
+$function$
+;
+
 CREATE OR REPLACE FUNCTION stats.log_record()
  RETURNS json
  LANGUAGE sql
@@ -144,6 +155,7 @@ AS $function$
       (select max(s.received_at) from stats.log_cosignature s), (select max(r.at) from stats.log_witness_round r))),
     'demo', coalesce((select l.is_demo from latest l), stats.data_source() = 'demo'),
     'vkey', (select l.vkey from latest l),
+    'log_checkpoint', stats.log_head(),
     'policy', (select p.policy from stats.log_policy p order by p.recorded_at desc limit 1),
     'entries', coalesce((select json_agg(e.entry order by e.idx) from stats.log_entry e where e.idx < stats.log_size()), '[]'::json),
     'checkpoints', coalesce((select json_agg(json_build_object(
@@ -303,6 +315,25 @@ AS $function$
 $function$
 ;
 
+CREATE OR REPLACE FUNCTION stats.history_record(p_now timestamp with time zone)
+ RETURNS json
+ LANGUAGE plpgsql
+ STABLE
+ SET search_path TO ''
+ SET plan_cache_mode TO 'force_generic_plan'
+AS $function$
+declare
+  v_since date := stats.since_date((p_now at time zone 'UTC')::date);
+begin
+  return json_build_object(
+    'updated_at', stats.iso(stats.figures_updated_at(p_now)),
+    'since_date', v_since,
+    'data_source', stats.data_source(),
+    'log_checkpoint', stats.log_head(),
+    'nights', stats.history_nights(p_now, v_since));
+end $function$
+;
+
 CREATE OR REPLACE FUNCTION stats.log_append(p_now timestamp with time zone)
  RETURNS integer
  LANGUAGE plpgsql
@@ -355,6 +386,41 @@ AS $function$
 $function$
 ;
 
+CREATE OR REPLACE FUNCTION stats.stats_at(p_now timestamp with time zone)
+ RETURNS json
+ LANGUAGE plpgsql
+ STABLE
+ SET search_path TO ''
+ SET plan_cache_mode TO 'force_generic_plan'
+AS $function$
+declare
+  s stats.stats_snapshot;
+  accrual record;
+begin
+  select * into s from stats.stats_snapshot;
+  if not stats.snapshot_holds(s.computed_at, s.valid_until, p_now) then
+    s := stats.stats_figures(p_now);
+  end if;
+  accrual := stats.accrual_figures(p_now, s.accrual);
+  return json_build_object(
+    'updated_at', stats.iso(s.updated_at),
+    'daily', s.daily,
+    'last_night_usd', s.last_night_usd,
+    'last_night_date', s.last_night_date,
+    'accrued_today_usd', accrual.accrued_today_usd,
+    'accrued_today_markets', accrual.accrued_today_markets,
+    'markets_quoted_24h', stats.breadth_figure(p_now, s.breadth),
+    'total_usd', s.total_usd,
+    'since_date', s.since_date,
+    'best_day_usd', s.best_day_usd,
+    'worst_day_usd', s.worst_day_usd,
+    'capital', s.capital,
+    'returns', s.returns,
+    'data_source', s.data_source,
+    'log_checkpoint', stats.log_head());
+end $function$
+;
+
 grant insert on table "stats"."log_checkpoint" to "stats_writer";
 
 grant select on table "stats"."log_checkpoint" to "stats_writer";
@@ -397,6 +463,14 @@ CREATE CONSTRAINT TRIGGER log_policy_figures_changed AFTER INSERT ON stats.log_p
 
 CREATE TRIGGER log_policy_figures_pending AFTER INSERT ON stats.log_policy FOR EACH STATEMENT EXECUTE FUNCTION stats.figures_pending();
 
+CREATE TRIGGER log_policy_kept BEFORE DELETE OR UPDATE ON stats.log_policy FOR EACH ROW EXECUTE FUNCTION stats.log_evidence_kept();
+
+CREATE TRIGGER log_policy_not_truncated BEFORE TRUNCATE ON stats.log_policy FOR EACH STATEMENT EXECUTE FUNCTION stats.log_evidence_kept();
+
+CREATE TRIGGER log_witness_round_kept BEFORE DELETE OR UPDATE ON stats.log_witness_round FOR EACH ROW EXECUTE FUNCTION stats.log_evidence_kept();
+
+CREATE TRIGGER log_witness_round_not_truncated BEFORE TRUNCATE ON stats.log_witness_round FOR EACH STATEMENT EXECUTE FUNCTION stats.log_evidence_kept();
+
 CREATE CONSTRAINT TRIGGER log_witnessed_figures_changed AFTER INSERT ON stats.log_witnessed DEFERRABLE INITIALLY DEFERRED FOR EACH ROW EXECUTE FUNCTION stats.figures_changed();
 
 CREATE TRIGGER log_witnessed_figures_pending AFTER INSERT ON stats.log_witnessed FOR EACH STATEMENT EXECUTE FUNCTION stats.figures_pending();
@@ -413,7 +487,9 @@ alter table stats.log_policy owner to stats_owner;
 alter table stats.log_halt owner to stats_owner;
 alter function stats.log_checkpoint_appended() owner to stats_owner;
 alter function stats.log_evidence_kept() owner to stats_owner;
+alter function stats.log_head() owner to stats_owner;
 alter function stats.log_record() owner to stats_owner;
 alter function stats.log_size() owner to stats_owner;
-comment on function public.landing_log() is 'The transparency log: its entries in order (each settled night''s final figures as RFC 8785 canonical JSON), its signed checkpoints with the witnesses'' cosignatures, and its witnessing.';
+grant execute on function stats.log_head() to stats_writer;
 grant execute on function stats.log_size() to stats_writer;
+comment on function public.landing_log() is 'The transparency log: its entries in order (each settled night''s final figures as RFC 8785 canonical JSON), its signed checkpoints with the witnesses'' cosignatures, and its witnessing.';
