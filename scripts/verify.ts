@@ -1169,6 +1169,7 @@ interface Trust { keys: NoteKey[]; source: string; previous: NoteKey[] }
 const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
 const demoKeys = (keys: NoteKey[]): NoteKey[] => keys.map((k) => renamed(k, `${k.name}/demo`));
 const witnessList = (times: Map<string, number>) => [...times.keys()].join(', ');
+const plural = (n: number, word: string) => `${n} ${word}${n === 1 ? '' : 's'}`;
 
 async function getText(site: URL, path: string, what: string): Promise<string> {
   const answer = expectOk(await get(new URL(path, site), MAX_DOCUMENT_BYTES), what);
@@ -1290,7 +1291,7 @@ async function checkSite(o: Options, pinned: Trust | undefined, policy: Policy |
           : '  no --policy: the log\'s witnesses and when each night was logged are not checked',
         `  /api/history: ${nights.length} nights checked, ${latest.size} of them in the log, each the latest entry for its date, and every night of the log among them`,
         !since || lastLogged === undefined ? '  the log holds no night yet'
-          : missing.length ? `  no figure for ${missing.length} night${missing.length === 1 ? '' : 's'} from ${since} to ${lastLogged}: ${ranges(missing)}`
+          : missing.length ? `  no figure for ${plural(missing.length, 'night')} from ${since} to ${lastLogged}: ${ranges(missing)}`
           : `  a figure for every night from ${since} to ${lastLogged}`,
         statsLine,
         `  /api/history signature verifies (${at(historySigned, historySize)}), and its Content-Digest`,
@@ -1305,9 +1306,9 @@ async function checkSite(o: Options, pinned: Trust | undefined, policy: Policy |
         const named = (status: Witnessed['status']) => each.filter((w) => w.status === status).map((w) => w.date);
         const [onTime, late, pending] = [named('on time'), named('late'), named('pending')];
         out.push(
-          `  ${archive.length} archived checkpoints read${unsigned ? `, ${unsigned} of them signed by no key this verifier trusts and not counted` : ''}: ${onTime.length} nights witnessed on time, ${late.length} logged late, ${pending.length} not yet witnessed with their deadline ahead`,
+          `  ${plural(archive.length, 'archived checkpoint')} read${unsigned ? `, ${unsigned} of them signed by no key this verifier trusts and not counted` : ''}: ${plural(onTime.length, 'night')} witnessed on time, ${late.length} logged late, ${pending.length} not yet witnessed with the deadline ahead`,
           ...(late.length ? [`  logged late: ${ranges(late)}`] : []),
-          ...(behind ? [`  /api/history does not yet show the witnessing of ${behind} night${behind === 1 ? '' : 's'} (an answer computed before the cosignatures came)`] : []),
+          ...(behind ? [`  /api/history does not yet show the witnessing of ${plural(behind, 'night')} (an answer computed before the cosignatures came)`] : []),
         );
         const lateAfter = lateAfterOnTime(each);
         if (o.strict && lateAfter) {

@@ -2,9 +2,10 @@
 // answer of both hosts, in every encoding, verifies with two RFC 9421 libraries (and fails once a
 // body byte changes); the log's checkpoint, tiles, receipts and a consistency proof across a
 // correction verify with Go's golang.org/x/mod/sumdb/{note,tlog}; and `npm run verify` passes on the
-// live stack and fails with the right sentence behind a proxy that tampers with what it serves, even
-// one that holds every key of ours and re-signs what it changed. The stack's public site URL is that
-// proxy, so what it signs is what a client of the proxy sees.
+// live stack, witnessed by three witnesses under a quorum of two, and fails with the right sentence
+// behind a proxy that tampers with what it serves, even one that holds every key of ours and re-signs
+// what it changed. The stack's public site URL is that proxy, so what it signs is what a client of
+// the proxy sees.
 import { execFile } from 'node:child_process';
 import { copyFileSync, existsSync, mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import http from 'node:http';
@@ -15,6 +16,7 @@ import { promisify } from 'node:util';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { addDays, todayUtc } from '../contract/dates.ts';
 import { base64, noteVerifierKey } from '../contract/log-key.ts';
+import { logOrigin } from '../contract/paths.ts';
 import { buildTree, type Tree } from '../contract/tlog/merkle.ts';
 import { checkpointBody, importNoteSigningKey, signNote } from '../contract/tlog/note.ts';
 import { createAnswerSigner, type AnswerSigner } from '../edge/response-signature.ts';
@@ -24,6 +26,7 @@ import { freePort } from '../scripts/lib/processes.ts';
 import { API_PATHS, SITE_PATHS } from '../contract/paths.ts';
 import { startTestStack, type TestStack } from './support/stack.ts';
 import { rawGet, sha256Digest, verifies, verifyWithHttpMessageSig, type DirectoryKey, type RawAnswer } from './support/signatures.ts';
+import { startWitness, type Running } from './support/witness.ts';
 import { cliEnv, runCli } from './support/writer.ts';
 
 const run = promisify(execFile);
@@ -31,16 +34,20 @@ const NIGHTS = 300;
 const today = todayUtc();
 let stack: TestStack;
 let dir: string;
+/** The log's witness policy (https://c2sp.org/tlog-policy): three witnesses, any two of which make the quorum. */
+let policy: string;
+let witnesses: Running[] = [];
 let proxy: http.Server;
 let site: string;
 /**
  * What the proxy does to the answers it relays: change bytes as they pass ('entry', 'night',
- * 'stats'); serve an older checkpoint ('rollback'); or, holding our keys, drop a night or inflate the
- * total and re-sign the answer with our HTTP key ('drop', 'inflate'), serve the checkpoint signed by
+ * 'stats'); serve an older checkpoint ('rollback'); or, holding our keys, drop a night, inflate the
+ * total or claim the first night was witnessed on time and re-sign the answer with our HTTP key
+ * ('drop', 'inflate', 'claim'), serve the checkpoint signed by
  * another log key alone ('key') or beside ours ('overlap'), or serve a whole other history under our
  * log key: tiles, checkpoint, nights and total ('fork').
  */
-let tamper: 'none' | 'entry' | 'rollback' | 'night' | 'stats' | 'drop' | 'inflate' | 'key' | 'overlap' | 'fork' = 'none';
+let tamper: 'none' | 'entry' | 'rollback' | 'night' | 'stats' | 'drop' | 'inflate' | 'claim' | 'key' | 'overlap' | 'fork' = 'none';
 let rolledBack = '';
 let proxyHost = '';
 let answerSigner: AnswerSigner;
@@ -79,6 +86,11 @@ async function tampered(url: string, status: number, headers: http.IncomingHttpH
   if (tamper === 'inflate' && url === '/api/stats') {
     const record = json();
     record.total_usd = Math.round((record.total_usd + FORK_RAISE) * 100) / 100;
+    return resign(record);
+  }
+  if (tamper === 'claim' && url === '/api/history') {
+    const record = json();
+    record.nights[0].witnessed_on_time = true;
     return resign(record);
   }
   if ((tamper === 'key' || tamper === 'overlap') && url === '/log/checkpoint') return { headers, body: Buffer.from(tamper === 'key' ? otherKey.alone : otherKey.beside) };
@@ -127,7 +139,7 @@ function relay(sitePort: number) {
 }
 
 async function importEvents(events: object[]) {
-  const result = await runCli(['import', '-'], cliEnv(stack), events.map((e) => JSON.stringify(e)).join('\n') + '\n');
+  const result = await runCli(['import', '-'], cliEnv(stack, { LOG_POLICY: policy }), events.map((e) => JSON.stringify(e)).join('\n') + '\n');
   expect(result.code, result.stderr).toBe(0);
 }
 
@@ -139,6 +151,14 @@ beforeAll(async () => {
   proxy = relay(sitePort);
   await new Promise<void>((resolve) => proxy.listen(proxyPort, '127.0.0.1', resolve));
   stack = await startTestStack({ env: { SITE_URL: site, SITE_PORT: String(sitePort) } });
+  // The witnesses trust the log's key, as its followers would; the writer asks them under the policy.
+  const logVkey = await noteVerifierKey(logOrigin(stack.cfg, false), Buffer.from(stack.cfg.LOG_PUBLIC_KEY, 'base64url'));
+  const trust = path.join(dir, 'trust.policy');
+  writeFileSync(trust, `log ${logVkey}\nquorum none\n`);
+  const names = ['alpha', 'beta', 'gamma'];
+  witnesses = await Promise.all(names.map((name) => startWitness({ key: path.join(dir, `${name}.key`), name: `witness.test/${name}`, policy: trust, state: path.join(dir, `${name}-state`) })));
+  policy = path.join(dir, 'log.policy');
+  writeFileSync(policy, [`log ${logVkey}`, ...names.map((name, i) => `witness ${name} ${witnesses[i]!.vkey} ${witnesses[i]!.url}`), 'group two-of-three 2 alpha beta gamma', 'quorum two-of-three', ''].join('\n'));
   const events: object[] = [];
   for (let i = NIGHTS; i >= 1; i--) {
     const date = addDays(today, -i);
@@ -151,6 +171,7 @@ beforeAll(async () => {
 }, 180_000);
 
 afterAll(async () => {
+  await Promise.all(witnesses.map((w) => w.stop()));
   await stack?.destroy();
   await new Promise((resolve) => proxy?.close(resolve));
   rmSync(dir, { recursive: true, force: true });
@@ -264,11 +285,23 @@ describe('the transparency log', () => {
     expect((await verify('--vkey', await vkey())).stdout).toContain('(from --vkey)');
   }, 60_000);
 
+  it('with the policy, finds the checkpoint cosigned by its quorum and each night witnessed on time or logged late: only the night final today was on time', async () => {
+    const result = await verify('--policy', policy, '--state', state(), '--strict');
+    expect(result.code, result.stderr).toBe(0);
+    expect(result.stdout).toContain(`signed by the log key ${await vkey()} (from the policy ${policy})`);
+    expect(result.stdout).toContain(`cosigned by alpha, beta, gamma: the quorum "two-of-three" of the policy ${policy}`);
+    expect(result.stdout).toMatch(/ archived checkpoints? read: 1 night witnessed on time, 297 logged late, 0 not yet witnessed with the deadline ahead\n/);
+    expect(result.stdout).toContain(`  logged late: ${addDays(today, -NIGHTS)}..${addDays(today, -4)}\n`);
+  }, 60_000);
+
   it('checks a saved receipt offline against the key the state file pinned, and with the site whether its night is still the latest', async () => {
     const date = addDays(today, -200);
     const offline = await verifyCommand('--receipt', receipt(date), '--state', state());
     expect(offline.code, offline.stderr).toBe(0);
     expect(offline.stdout).toMatch(new RegExp(`night ${date} \\([\\d.]+ USD\\) is entry ${NIGHTS - 200} of the checkpoint of ${NIGHTS - 2} entries of ${new URL(site).host}/log, signed by the log key`));
+    const witnessed = await verifyCommand('--receipt', receipt(date), '--policy', policy);
+    expect(witnessed.code, witnessed.stderr).toBe(0);
+    expect(witnessed.stdout).toContain(`cosigned by alpha, beta, gamma: the quorum "two-of-three" of the policy ${policy}`);
     const online = await verify('--receipt', receipt(date), '--state', state());
     expect(online.stdout).toContain(`night ${date}: entry ${NIGHTS - 200} is still the latest for its date`);
   }, 60_000);
@@ -338,6 +371,12 @@ describe('the transparency log', () => {
       result = await verify();
       expect(result.code).toBe(1);
       expect(result.stderr.trim()).toMatch(new RegExp(`^verify: /api/stats says the all-time total is [\\d.]+ USD, but the log's ${NIGHTS - 2} nights and the 2 nights not yet final in /api/history add up to [\\d.]+ USD$`));
+
+      // With the policy, the site's own account of when a night was witnessed is checked too.
+      tamper = 'claim';
+      result = await verify('--policy', policy);
+      expect(result.code).toBe(1);
+      expect(result.stderr.trim()).toMatch(new RegExp(`^verify: night ${addDays(today, -NIGHTS)} in /api/history claims it was witnessed on time, but the quorum first cosigned it at \\S+, after ${addDays(today, -NIGHTS + 4)}T00:00:00Z$`));
     } finally {
       tamper = 'none';
     }
@@ -376,7 +415,7 @@ describe('the transparency log', () => {
     expect((await verify('--state', moving)).stderr.trim()).toBe(replaced(otherKey.vkey));
   }, 120_000);
 
-  it('a whole other history under our log key passes a verifier that trusts the site, and fails as a rewrite against the state file, which leaves evidence', async () => {
+  it('a whole other history under our log key passes a verifier that trusts the site, and fails with the policy, and as a rewrite against the state file, which leaves evidence', async () => {
     const landing = (await (await fetch(stack.cfg.apiUrl + API_PATHS.LOG, { headers: { apikey: stack.cfg.ANON_KEY } })).json()) as { entries: string[] };
     const date = JSON.parse(landing.entries[FORK_INDEX]!).date as string;
     const entries = landing.entries.map((entry, i) => {
@@ -389,12 +428,18 @@ describe('the transparency log', () => {
     const real = await checkpoint();
     const origin = real.slice(0, real.indexOf('\n'));
     const key = await importNoteSigningKey(stack.cfg.LOG_SIGNING_KEY, 'LOG_SIGNING_KEY');
-    fork = { tree, entries, root: base64(root), date, checkpoint: await signNote(checkpointBody(origin, tree.size, root), origin, key.privateKey, key.publicKey) };
+    // The witnesses' cosignatures of the real checkpoint go along, as a forger would try.
+    const cosignatures = real.slice(real.indexOf('\n\n') + 2).split('\n').slice(1).join('\n');
+    fork = { tree, entries, root: base64(root), date, checkpoint: await signNote(checkpointBody(origin, tree.size, root), origin, key.privateKey, key.publicKey) + cosignatures };
     const evidenceBefore = readdirSync(dir).filter((f) => f.startsWith('log-rewrite-evidence-'));
     try {
       tamper = 'fork';
       const trusting = await verify();
       expect(trusting.code, trusting.stderr).toBe(0);
+      // The policy's witnesses never cosigned it: their lines do not verify on its body.
+      const witnessed = await verify('--policy', policy);
+      expect(witnessed.code).toBe(1);
+      expect(witnessed.stderr.trim()).toBe("verify: the checkpoint's cosignature by the witness witness.test/alpha does not verify");
       const result = await verify('--state', state());
       expect(result.code).toBe(1);
       const sentence = new RegExp(`^verify: the log was rewritten: checkpoint ${NIGHTS - 1} is not consistent with checkpoint ${NIGHTS - 1} seen on \\S+ \\(the evidence, both signed checkpoints and the failed proof, is in (\\S+)\\)$`).exec(result.stderr.trim());
