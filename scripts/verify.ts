@@ -797,6 +797,8 @@ async function readTile(site: URL, prefix: string, tile: Tile, cache: Map<string
     const full = await fetchTile(TILE_WIDTH);
     if (full.body) return { body: full.body, width: TILE_WIDTH, path: full.path };
   }
+  // The demo log goes when real data arrive: a run that began with it may find it gone.
+  if (first.answer?.status === 404 && prefix.endsWith('/demo')) throw new Stale(`${what} of the demo log (${first.path}) is gone, the demo data with it (even after waiting for caches)`);
   expectOk(first.answer!, what);
   return fail(`${what} could not be read`);
 }
@@ -994,7 +996,12 @@ function answerCheckpoint(path: string, answer: Answer, log: Log): number {
     return fail(`the Log-Checkpoint field of ${path} is not origin="<origin>", size=<n>, root=:<base64>:`);
   }
   const checkpoint = log.checkpoint;
-  if (origin.v !== checkpoint.origin) fail(`${path} was computed against the log "${origin.v}", not "${checkpoint.origin}"`);
+  if (origin.v !== checkpoint.origin) {
+    const sentence = `${path} was computed against the log "${origin.v}", not "${checkpoint.origin}"`;
+    // The demo log and the real one take each other's place in every cache in turn.
+    if (origin.v === `${checkpoint.origin}/demo` || `${origin.v}/demo` === checkpoint.origin) throw new Stale(`${sentence} (even after waiting for caches)`);
+    fail(sentence);
+  }
   if (size.v > checkpoint.size) throw new Stale(`${path} was computed against a checkpoint of ${size.v} entries, past the ${checkpoint.size} of the checkpoint the site serves (even after waiting for caches)`);
   if (!treeHash(log.levels, 0, size.v).equals(root.v)) fail(`${path} was computed against a checkpoint of ${size.v} entries that is not a state of the log`);
   return size.v;
@@ -1032,9 +1039,14 @@ export function lateAfterOnTime(nights: Witnessed[]): Witnessed | undefined {
 
 interface ArchiveListing { vkey: unknown; sizes: number[] }
 
-async function readListing(site: URL, prefix: string): Promise<ArchiveListing> {
+async function readListing(site: URL, prefix: string, demo: boolean): Promise<ArchiveListing> {
   const what = 'the checkpoint archive';
-  const answer = expectOk(await get(new URL(`${prefix}/checkpoint/`, site), MAX_ANSWER_BYTES), what);
+  const found = await get(new URL(`${prefix}/checkpoint/`, site), MAX_ANSWER_BYTES);
+  // The figures and the log move from demo to real data together, but not through every cache at once.
+  if (found.status === 404) {
+    throw new Stale(`/api/history says the figures are ${demo ? 'demo data' : 'real'}, but the site serves no log under ${prefix}/ (even after waiting for caches)`);
+  }
+  const answer = expectOk(found, what);
   const listing = parseJson(decoded(answer, what, MAX_ANSWER_BYTES), what);
   if (!isRecord(listing) || !Array.isArray(listing.checkpoints)) return fail(`${what} (${prefix}/checkpoint/) is not a listing of checkpoints`);
   const sizes = listing.checkpoints.map((c: unknown) => (isRecord(c) && Number.isSafeInteger(c.size) && (c.size as number) >= 0 ? c.size as number : fail(`${what} lists a checkpoint without a size`)));
@@ -1172,7 +1184,9 @@ const witnessList = (times: Map<string, number>) => [...times.keys()].join(', ')
 const plural = (n: number, word: string) => `${n} ${word}${n === 1 ? '' : 's'}`;
 
 async function getText(site: URL, path: string, what: string): Promise<string> {
-  const answer = expectOk(await get(new URL(path, site), MAX_DOCUMENT_BYTES), what);
+  const found = await get(new URL(path, site), MAX_DOCUMENT_BYTES);
+  if (found.status === 404 && path.startsWith('/log/demo/')) throw new Stale(`${what} of the demo log (${path}) is gone, the demo data with it (even after waiting for caches)`);
+  const answer = expectOk(found, what);
   try { return utf8.decode(decoded(answer, what, MAX_DOCUMENT_BYTES)); } catch (error) { if (error instanceof Failure) throw error; return fail(`${what} is not UTF-8`); }
 }
 
@@ -1230,7 +1244,7 @@ async function checkSite(o: Options, pinned: Trust | undefined, policy: Policy |
       if (!isRecord(history)) return fail('/api/history is not the track record (not a JSON object)');
       const demo = history.data_source === 'demo';
       const prefix = demo ? '/log/demo' : '/log';
-      const listing = await readListing(site, prefix);
+      const listing = await readListing(site, prefix, demo);
       const out: string[] = [];
 
       // The log's key: pinned, or else the site's, trusted on first use.

@@ -43,12 +43,14 @@ let site: string;
  * What the proxy does to the answers it relays: change bytes as they pass ('entry', 'night',
  * 'stats'); serve an older checkpoint ('rollback'); or, holding our keys, drop a night, inflate the
  * total or claim the first night was witnessed on time and re-sign the answer with our HTTP key
- * ('drop', 'inflate', 'claim'), serve the checkpoint signed by
+ * ('drop', 'inflate', 'claim'), list our HTTP key as retired ('retired'), serve the checkpoint signed by
  * another log key alone ('key') or beside ours ('overlap'), or serve a whole other history under our
  * log key: tiles, checkpoint, nights and total ('fork').
  */
-let tamper: 'none' | 'entry' | 'rollback' | 'night' | 'stats' | 'drop' | 'inflate' | 'claim' | 'key' | 'overlap' | 'fork' = 'none';
+let tamper: 'none' | 'entry' | 'rollback' | 'night' | 'stats' | 'drop' | 'inflate' | 'claim' | 'retired' | 'key' | 'overlap' | 'fork' = 'none';
 let rolledBack = '';
+/** When the key directory says our HTTP key was retired ('retired'), in unix seconds. */
+let retiredAt = 0;
 let proxyHost = '';
 let answerSigner: AnswerSigner;
 /** The other log key ('key', 'overlap'): its vkey, and the checkpoint as served, signed by it. */
@@ -92,6 +94,11 @@ async function tampered(url: string, status: number, headers: http.IncomingHttpH
     const record = json();
     record.nights[0].witnessed_on_time = true;
     return resign(record);
+  }
+  if (tamper === 'retired' && url === SITE_PATHS.SIG_DIRECTORY) {
+    const directory = json();
+    for (const key of directory.keys) key.exp = retiredAt;
+    return { headers, body: Buffer.from(JSON.stringify(directory)) };
   }
   if ((tamper === 'key' || tamper === 'overlap') && url === '/log/checkpoint') return { headers, body: Buffer.from(tamper === 'key' ? otherKey.alone : otherKey.beside) };
   if ((tamper === 'key' || tamper === 'overlap') && url === '/log/checkpoint/') return { headers, body: Buffer.from(`${JSON.stringify({ ...json(), vkey: otherKey.vkey })}\n`) };
@@ -371,6 +378,17 @@ describe('the transparency log', () => {
       result = await verify();
       expect(result.code).toBe(1);
       expect(result.stderr.trim()).toMatch(new RegExp(`^verify: /api/stats says the all-time total is [\\d.]+ USD, but the log's ${NIGHTS - 2} nights and the 2 nights not yet final in /api/history add up to [\\d.]+ USD$`));
+
+      // An answer signed by a key the directory lists as retired verifies only if it was made before.
+      tamper = 'retired';
+      retiredAt = 1;
+      result = await verify();
+      expect(result.code).toBe(1);
+      expect(result.stderr.trim()).toMatch(/^verify: the signature of \/api\/history does not verify: it was created at \S+, after its key \S+ was retired at 1970-01-01T00:00:01Z$/);
+      retiredAt = Math.floor(Date.now() / 1000) + 3600;
+      result = await verify();
+      expect(result.code, result.stderr).toBe(0);
+      expect(result.stdout).toContain(`, retired ${new Date(retiredAt * 1000).toISOString().replace('.000Z', 'Z')}, created `);
 
       // With the policy, the site's own account of when a night was witnessed is checked too.
       tamper = 'claim';
