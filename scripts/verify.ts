@@ -1075,6 +1075,12 @@ async function readArchive(site: URL, log: Log, sizes: number[], keys: NoteKey[]
 /** The site's own account of when each night was witnessed must not claim more than the archive shows. */
 function checkClaims(nights: Night[], witnessed: Witnessed[]): number {
   let behind = 0;
+  // A night the log does not hold yet was witnessed by no one.
+  for (const night of nights) {
+    if (!witnessed.some((w) => w.date === night.date) && (night.witnessed_at !== null || night.witnessed_on_time === true)) {
+      fail(`night ${night.date} in /api/history claims it was witnessed, but the log does not hold it`);
+    }
+  }
   for (const w of witnessed) {
     const night = nights.find((n) => n.date === w.date);
     if (!night) continue;
@@ -1333,12 +1339,10 @@ async function checkSite(o: Options, pinned: Trust | undefined, policy: Policy |
       if (o.stateFile) {
         const key = moved ?? trust.keys.find((k) => k.raw.equals(checkpoint.key.raw)) ?? checkpoint.key;
         const retired = moved ? [...trust.previous, ...trust.keys].map(vkeyOf) : trust.previous.map(vkeyOf);
-        // The state file keeps the newer checkpoint: an older one never replaces it.
-        const keep = saved && saved.origin === checkpoint.origin && saved.size > checkpoint.size;
+        // Only a checkpoint consistent with the saved one and at least as large gets here: an older view fails.
         saveState(o.stateFile, {
           vkey: vkeyOf(key), previous_vkeys: [...new Set(retired)].filter((v) => v !== vkeyOf(key)),
-          ...(keep ? { origin: saved.origin, size: saved.size, root: saved.root, checkpoint: saved.checkpoint, seen_at: saved.seen_at }
-            : { origin: checkpoint.origin, size: checkpoint.size, root: checkpoint.root.toString('base64'), checkpoint: checkpoint.note, seen_at: isoSeconds(new Date()) }),
+          origin: checkpoint.origin, size: checkpoint.size, root: checkpoint.root.toString('base64'), checkpoint: checkpoint.note, seen_at: isoSeconds(new Date()),
         });
         out.push(`  saved checkpoint ${checkpoint.size} to ${o.stateFile}`);
       }
