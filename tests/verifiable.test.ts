@@ -27,6 +27,7 @@ import { API_PATHS, SITE_PATHS } from '../contract/paths.ts';
 import { startTestStack, type TestStack } from './support/stack.ts';
 import { rawGet, sha256Digest, verifies, verifyWithHttpMessageSig, type DirectoryKey, type RawAnswer } from './support/signatures.ts';
 import { startWitness, type Running } from './support/witness.ts';
+import { verify as verifyCommand } from './support/verifier.ts';
 import { cliEnv, runCli } from './support/writer.ts';
 
 const run = promisify(execFile);
@@ -250,10 +251,6 @@ describe('the transparency log', () => {
   };
   const checkpoint = async () => (await fetch(site + SITE_PATHS.LOG_CHECKPOINT)).text();
   const history = async () => (await (await fetch(site + SITE_PATHS.SITE_HISTORY)).json()) as { nights: { date: string; usd: number; log_index: number | null }[] };
-  const verifyCommand = (...args: string[]) => run(process.execPath, [path.join(ROOT_DIR, 'scripts', 'verify.ts'), ...args]).then(
-    ({ stdout }) => ({ code: 0, stdout, stderr: '' }),
-    (error: { code: number; stdout: string; stderr: string }) => ({ code: error.code, stdout: error.stdout, stderr: error.stderr }),
-  );
   const verify = (...args: string[]) => verifyCommand('--site', site, ...args);
   const state = () => path.join(dir, 'verify-state.json');
   const receipt = (date: string) => path.join(dir, `${date}.tlog-proof`);

@@ -10,7 +10,7 @@ import { noteVerifierKey } from '../../contract/log-key.ts';
 import { logOrigin, SITE_PATHS } from '../../contract/paths.ts';
 import { startTestStack, type TestStack } from '../support/stack.ts';
 import { cliEnv, runCli } from '../support/writer.ts';
-import { verify } from './notes.ts';
+import { verify } from '../support/verifier.ts';
 
 let stack: TestStack;
 let dir: string;

@@ -3,7 +3,7 @@
 // (https://c2sp.org/tlog-cosignature), with keys made here.
 import { describe, expect, it } from 'vitest';
 import { cosignedAt, parsePolicy, parseVkey, quorumMet, quorumTime } from '../../scripts/verify.ts';
-import { cosignature, makeKey, signCheckpoint } from './notes.ts';
+import { cosignature, makeKey, signCheckpoint } from '../support/verifier.ts';
 
 const log = makeKey('example.org/log', 0x01);
 const w = Object.fromEntries(['X1', 'X2', 'X3', 'Y1', 'Y2', 'Y3'].map((name) => [name, makeKey(`witness.example/${name.toLowerCase()}`, 0x04)]));

@@ -8,7 +8,7 @@ import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { buildTree } from '../../contract/tlog/merkle.ts';
 import { checkpointBody, formatReceipt } from '../../contract/tlog/note.ts';
-import { cosignature, makeKey, signCheckpoint, verify } from './notes.ts';
+import { cosignature, makeKey, signCheckpoint, verify } from '../support/verifier.ts';
 
 const ORIGIN = 'stats.example/log';
 const log = makeKey(ORIGIN, 0x01);
