@@ -6,10 +6,10 @@
 //
 // 1. the log's key is a note verifier key (https://c2sp.org/signed-note) from --vkey, the policy's
 //    `log` line, or the state file; only with none of them is the key the site names trusted, on
-//    first use, printed and recorded in the state file. A checkpoint not signed by that key fails,
-//    unless it is also signed by the key the site now names (a rotation overlap): then the state file
-//    moves to the new key. The demo log (under /log/demo/ while /api/history says "demo") is signed
-//    by the same key under its own origin;
+//    first use, printed and recorded in the state file. A checkpoint not signed by that key fails;
+//    one signed by it and by the key the site now names (a rotation overlap) moves the state file to
+//    the new key. The demo log (under /log/demo/ while /api/history says "demo") is signed by the
+//    same key under its own origin;
 // 2. the checkpoint (https://c2sp.org/tlog-checkpoint) verifies with that key, and with a policy
 //    (https://c2sp.org/tlog-policy) carries cosignature/v1 lines (https://c2sp.org/tlog-cosignature)
 //    of a quorum of its witnesses;
