@@ -26,3 +26,11 @@ export function isCalendarDate(value: string): boolean {
   const ms = midnightMs(value);
   return !Number.isNaN(ms) && utcDate(ms) === value;
 }
+
+/** The dates from `from` through `through`, in order, that `held` does not hold. */
+export function datesMissing(held: Iterable<string>, from: string, through: string): string[] {
+  const have = new Set(held);
+  const missing: string[] = [];
+  for (let date = from; date <= through; date = addDays(date, 1)) if (!have.has(date)) missing.push(date);
+  return missing;
+}

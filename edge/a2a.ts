@@ -65,7 +65,8 @@ class FiguresExecutor implements AgentExecutor {
       const health = (await this.figures.health()).value;
       [text, data] = [healthSummary(health), health];
     } else if (history) {
-      [text, data] = [historySummary(history.value, this.siteUrl), history.value];
+      const log = await this.figures.log().catch(() => undefined);
+      [text, data] = [historySummary(history.value, this.siteUrl, history.value, log?.value), history.value];
     } else {
       const stats = await this.figures.stats().catch(() => undefined);
       const health = stats ? undefined : (await this.figures.health()).value;

@@ -1,7 +1,7 @@
 // One upstream cache feeds every surface: /api/stats, /api/history, /api/health, MCP, A2A and the page. The
 // published form (record + attribution + notes), its JSON body and its ETag are built once per
 // upstream answer, not once per request.
-import { NextLoad, SingleFlight } from './cache.ts';
+import { SingleFlight } from './cache.ts';
 import type { EdgeConfig } from './config.ts';
 import { strongEtag } from './http.ts';
 import type { HistoryRecord, LogRecord, PublishedHealth, PublishedStats, StatsRecord } from '../contract/records.ts';
@@ -61,6 +61,9 @@ async function prepare<T>(value: T): Promise<Prepared<T>> {
  */
 const RECORD_STALE_MS = 30_000;
 
+/** How often a request for more than the cached log holds may read it anew. */
+const LOG_NOW_MIN_MS = 1000;
+
 export function createFigures(cfg: EdgeConfig, upstream: Upstream): Figures {
   const stale = { staleMs: RECORD_STALE_MS };
   const stats = new SingleFlight(async () => prepare(publishStats(await upstream.stats(), cfg)), cfg.statsTtlMs, stale);
@@ -70,10 +73,11 @@ export function createFigures(cfg: EdgeConfig, upstream: Upstream): Figures {
   }, cfg.healthTtlMs);
   const history = new SingleFlight(async () => prepare(await upstream.history()), cfg.statsTtlMs, stale);
   const log = new SingleFlight(async () => prepare(await upstream.log()), cfg.statsTtlMs, stale);
-  const logNow = new NextLoad(async () => {
+  // At most one such read a second, however many requests name what this view lacks.
+  const logNow = new SingleFlight(async () => {
     const prepared = await prepare(await upstream.logNow());
     log.set(prepared);
     return prepared;
-  });
+  }, LOG_NOW_MIN_MS);
   return { stats: () => stats.get(), history: () => history.get(), health: () => health.get(), log: () => log.get(), logNow: () => logNow.get() };
 }

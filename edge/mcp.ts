@@ -37,10 +37,10 @@ function buildServer(facts: ServerFacts, figures: Figures): McpServer {
   server.registerTool('get_history', MCP_TOOLS.get_history, async (args) => {
     const range = parseRange(args);
     if ('error' in range) return { isError: true, content: [{ type: 'text', text: range.error }] };
-    const history = await figures.history().catch(() => undefined);
+    const [history, log] = await Promise.all([figures.history().catch(() => undefined), figures.log().catch(() => undefined)]);
     if (!history) return unavailable();
     const record = withinRange(history.value, range);
-    return { content: [{ type: 'text', text: historySummary(record, facts.siteUrl) }], structuredContent: record };
+    return { content: [{ type: 'text', text: historySummary(record, facts.siteUrl, history.value, log?.value) }], structuredContent: record };
   });
   server.registerTool('get_health', MCP_TOOLS.get_health, async () => {
     const health = await figures.health();

@@ -7,14 +7,16 @@
 // entries the latest checkpoint covers, once per upstream answer.
 import { Hono, type Context } from 'hono';
 import type { EdgeConfig } from './config.ts';
-import { midnightMs } from '../contract/dates.ts';
+import { datesMissing, midnightMs } from '../contract/dates.ts';
 import { CACHE_IMMUTABLE } from '../contract/documents.ts';
 import { madeFrom, type Figures, type Prepared } from './figures.ts';
 import { etagMatches, jsonError, strongEtag } from './http.ts';
 import { JSON_TYPE, unavailable } from './routing.ts';
 import { esc } from './page/escape.ts';
-import { logPrefix, SITE_PATHS } from '../contract/paths.ts';
-import type { LogRecord } from '../contract/records.ts';
+import { logOrigin, logPrefix, SITE_PATHS } from '../contract/paths.ts';
+import type { HistoryRecord, LogRecord } from '../contract/records.ts';
+import { logSentences, logSummary, signerOf } from '../contract/texts/witnessing.ts';
+import { partHtml } from './page/html.ts';
 import { logInUse, SERVICE_NAME, verification } from '../contract/texts/rules.ts';
 import { base64 } from '../contract/log-key.ts';
 import { buildTree, type Tree } from '../contract/tlog/merkle.ts';
@@ -59,8 +61,6 @@ export interface PublishedLog {
 }
 
 const withLines = (note: string, lines: readonly string[]) => note + lines.map((line) => `${line}\n`).join('');
-/** The key name a cosignature line carries. */
-const signerOf = (line: string) => line.split(' ')[1] ?? '';
 
 /** The log as served, or undefined while nothing is signed. Throws when the entries do not give the checkpoint's root. */
 export async function publishLog(record: LogRecord, siteUrl: string, now = Date.now()): Promise<PublishedLog | undefined> {
@@ -97,41 +97,49 @@ export async function publishLog(record: LogRecord, siteUrl: string, now = Date.
 /** The dates between the first and the last night the log holds for which it holds nothing. */
 export function logGaps(latest: ReadonlyMap<string, number>): string[] {
   const dates = [...latest.keys()].sort();
-  const gaps: string[] = [];
-  for (let i = 1; i < dates.length; i++) {
-    for (let t = midnightMs(dates[i - 1]!) + 86_400_000; t < midnightMs(dates[i]!); t += 86_400_000) gaps.push(new Date(t).toISOString().slice(0, 10));
-  }
-  return gaps;
+  return dates.length ? datesMissing(dates, dates[0]!, dates.at(-1)!) : [];
 }
 
-function logPage(log: PublishedLog, cfg: Pick<EdgeConfig, 'siteUrl' | 'logOrigin'>): string {
+/** The /log/ page: the same account of the log as the landing page gives, then its technical detail. */
+function logPage(log: PublishedLog, history: HistoryRecord | undefined, cfg: Pick<EdgeConfig, 'siteUrl' | 'logOrigin'>): string {
   const say = verification(cfg);
   const site = cfg.siteUrl;
   const prefix = logPrefix(log.demo);
-  const { witnessing, halted } = log.record;
-  const gaps = logGaps(log.latest);
-  const witnessed = log.policy === null
-    ? '<p><strong>Not witnessed.</strong> No witness policy is set, so nobody else holds these checkpoints: the operator could show different histories to different readers.</p>'
-    : `<p>Witnessed under the <a href="${esc(site + prefix)}policy">policy</a>${witnessing ? `: in the latest round (${esc(witnessing.at)}) ${witnessing.cosigned.length} of ${witnessing.witnesses} witnesses held a fresh cosignature of checkpoint ${witnessing.size}, ${witnessing.quorum_met ? 'which meets' : 'short of'} the quorum` : ''}.</p>`;
+  const facts = history ? logSentences(logSummary(history, log.record), log.demo, cfg).facts : [['The track record could not be read right now.']];
+  const policy = log.policy === null ? '' : `<dt>Witness policy</dt><dd><a href="${esc(site + prefix)}policy">${esc(site + prefix)}policy</a></dd>\n`;
   return `<!doctype html>
 <html lang="en"><head><meta charset="utf-8"><meta name="viewport" content="width=device-width, initial-scale=1">
 <title>Transparency log · ${esc(SERVICE_NAME)}</title></head>
 <body><main>
 <h1>Transparency log of the nightly figures</h1>
-${halted ? `<p><strong>The log is halted</strong> since ${esc(halted.at)}: ${esc(halted.reason)}.</p>\n` : ''}<p>${esc(say.logged)}</p>
+<ul id="log-summary">
+${facts.map((parts) => `<li>${parts.map(partHtml).join('')}</li>`).join('\n')}
+</ul>
+<p>${esc(say.logged)}</p>
 <p>${esc(logInUse(cfg, log.demo))}</p>
-${witnessed}
-<p>${gaps.length === 0 ? 'No night is missing between the first and the last night logged.' : `Nights with no figure in the log (gaps): ${esc(gaps.join(', '))}.`}</p>
 <dl>
 <dt>Origin</dt><dd><code>${esc(log.origin)}</code></dd>
 <dt>Entries</dt><dd>${log.tree.size}</dd>
 <dt>Note verifier key</dt><dd><code>${esc(log.verifierKey)}</code></dd>
 <dt>Checkpoint</dt><dd><a href="${esc(site + prefix)}checkpoint">${esc(site + prefix)}checkpoint</a>; every one ever signed: <a href="${esc(site + prefix)}checkpoint/">${esc(site + prefix)}checkpoint/</a></dd>
 <dt>Tiles</dt><dd><code>${esc(prefix)}tile/&lt;L&gt;/&lt;N&gt;[.p/&lt;W&gt;]</code> and <code>${esc(prefix)}tile/entries/&lt;N&gt;[.p/&lt;W&gt;]</code> (height 8)</dd>
-<dt>Receipts</dt><dd><a href="${esc(site + prefix)}proof/">${esc(site + prefix)}proof/</a> lists them; one night's is <code>${esc(prefix)}proof/&lt;YYYY-MM-DD&gt;</code></dd>
+${policy}<dt>Receipts</dt><dd><a href="${esc(site + prefix)}proof/">${esc(site + prefix)}proof/</a> lists them; one night's is <code>${esc(prefix)}proof/&lt;YYYY-MM-DD&gt;</code></dd>
 </dl>
 <p>${esc(say.signed)}</p>
 <p>${esc(say.check)} <a href="${esc(site + SITE_PATHS.LOG_VERIFIER)}">Download the verifier</a>.</p>
+<p><a href="${SITE_PATHS.HOME}">Back to the figures</a></p>
+</main></body></html>
+`;
+}
+
+function emptyLogPage(cfg: Pick<EdgeConfig, 'siteUrl' | 'logOrigin'>): string {
+  return `<!doctype html>
+<html lang="en"><head><meta charset="utf-8"><meta name="viewport" content="width=device-width, initial-scale=1">
+<title>Transparency log · ${esc(SERVICE_NAME)}</title></head>
+<body><main>
+<h1>Transparency log of the nightly figures</h1>
+<p>The log holds no signed checkpoint yet: a night enters it three days after its date, and the writer signs each new tree.</p>
+<p>${esc(verification(cfg).logged)}</p>
 <p><a href="${SITE_PATHS.HOME}">Back to the figures</a></p>
 </main></body></html>
 `;
@@ -175,9 +183,12 @@ export function createLogApp(cfg: EdgeConfig, figures: Figures): Hono {
       // A person who follows a link to the other log's page is taken to the log in use.
       const inUse = await current();
       if (inUse && inUse !== 'down' && inUse.demo !== demo) return c.redirect(logPrefix(inUse.demo));
+      // Before the first checkpoint the page says so, rather than answer a person with a 404.
+      if (inUse === undefined) return new Response(emptyLogPage(cfg), { headers: { 'content-type': 'text/html; charset=utf-8', 'cache-control': SHORT_CACHE_CONTROL } });
       const log = await served();
       if (log instanceof Response) return log;
-      return new Response(logPage(log, cfg), { headers: { 'content-type': 'text/html; charset=utf-8', 'cache-control': SHORT_CACHE_CONTROL } });
+      const history = await figures.history().then((h) => h.value, () => undefined);
+      return new Response(logPage(log, history, cfg), { headers: { 'content-type': 'text/html; charset=utf-8', 'cache-control': SHORT_CACHE_CONTROL } });
     });
 
     app.get(at('checkpoint'), async (c) => {
@@ -233,6 +244,9 @@ export function createLogApp(cfg: EdgeConfig, figures: Figures): Hono {
 
     // The receipts there are: each night's latest entry, by date.
     app.get(at('proof/'), async () => {
+      const inUse = await current();
+      // No checkpoint signed yet: no receipt either.
+      if (inUse === undefined) return new Response(`${JSON.stringify({ origin: logOrigin(cfg, demo), size: 0, receipts: [], gaps: [] })}\n`, { headers: { 'content-type': JSON_TYPE, 'cache-control': NOT_YET['cache-control'] } });
       const log = await served();
       if (log instanceof Response) return log;
       const receipts = [...log.latest].sort(([a], [b]) => (a < b ? -1 : 1)).map(([date, index]) => ({ date, index, url: `${cfg.siteUrl}${logPrefix(demo)}proof/${date}` }));

@@ -95,8 +95,11 @@ ${addresses(cfg)}
 `);
 }
 
-/** Keys every node of one service shares: a node with keys of its own would sign what the others' key directory does not list. */
-const SHARED_KEYS = ['JWT_SECRET', 'ANON_KEY', 'HTTP_SIG_PRIVATE_KEY'] as const;
+/**
+ * Keys every node of one service shares: a node with keys of its own would sign what the others' key
+ * directory does not list, or publish another log key than the one that signs the log.
+ */
+const SHARED_KEYS = ['JWT_SECRET', 'ANON_KEY', 'HTTP_SIG_PRIVATE_KEY', 'LOG_PUBLIC_KEY'] as const;
 
 async function startNodeOnly(env: Env) {
   const missing = [...SHARED_KEYS, 'SITE_URL', 'API_URL'].filter((name) => !env[name]);

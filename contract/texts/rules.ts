@@ -101,6 +101,11 @@ export function notesFor(record: StatsRecord, cfg: Pick<Origins, 'siteUrl'>): Re
   };
 }
 
+/** How to run the verifier against the site, with the state file that pins the log's key. */
+export function verifyCommand(siteUrl: string): string {
+  return `node verify.ts --site ${siteUrl} --state verify-state.json`;
+}
+
 /** What is signed, what is logged and how to check both: one sentence each. */
 export function verification(cfg: Pick<Origins, 'siteUrl' | 'logOrigin'>): { signed: string; logged: string; check: string } {
   const site = cfg.siteUrl;
@@ -109,8 +114,8 @@ export function verification(cfg: Pick<Origins, 'siteUrl' | 'logOrigin'>): { sig
   const keyless = listed(CACHED_RECORDS.filter((r) => r.host === 'site').map((r) => r.path));
   return {
     signed: `Every data answer (${api} on the API host; ${keyless} keyless) is signed: an RFC 9421 Signature over its status, Content-Type and RFC 9530 Content-Digest and the request's authority, path and query, by the Ed25519 key of the key directory (${site}${SITE_PATHS.SIG_DIRECTORY}), which keeps retired keys so old signatures still verify.`,
-    logged: `Every settled night enters an append-only transparency log three days after its date, with the figures ${SITE_PATHS.SITE_HISTORY} serves (each night's log_index names its entry); a correction appends a new entry and no entry is ever changed. The log is served as C2SP tlog-tiles at ${site}${SITE_PATHS.LOG} (origin ${logOrigin(cfg, false)}; demo data have their own log, ${logOrigin(cfg, true)} at ${site}${SITE_PATHS.LOG_DEMO}, removed with them), its checkpoint a signed note by the log's own key (not the answers' key) which witnesses may cosign, every checkpoint kept at ${site}${SITE_PATHS.LOG_CHECKPOINTS}, and ${site}${SITE_PATHS.LOG_PROOF} lists a receipt for each night that can be checked offline.`,
-    check: `To check it all, run the verifier (${site}${SITE_PATHS.LOG_VERIFIER}, one file, Node and nothing else): node verify.ts --site ${site} --state verify-state.json (add --policy with the log's witness policy, or --vkey with its verifier key, so that the site alone never decides which key you trust).`,
+    logged: `Every settled night enters an append-only transparency log three days after its date, with the figures ${SITE_PATHS.SITE_HISTORY} serves (each night's log_index names its entry); a correction appends a new entry and no entry is ever changed. The log is served as C2SP tlog-tiles at ${site}${SITE_PATHS.LOG} (origin ${logOrigin(cfg, false)}; demo data have their own log, ${logOrigin(cfg, true)} under ${SITE_PATHS.LOG_DEMO}, removed with them), its checkpoint a signed note by the log's own key (not the answers' key) which witnesses may cosign, every checkpoint ever signed kept under ${SITE_PATHS.LOG_CHECKPOINTS}, and ${site}${SITE_PATHS.LOG_PROOF} lists a receipt for each night that can be checked offline.`,
+    check: `To check it all, run the verifier (${site}${SITE_PATHS.LOG_VERIFIER}, one file, Node and nothing else): ${verifyCommand(site)} (add --policy with the log's witness policy, or --vkey with its verifier key, so that the site alone never decides which key you trust).`,
   };
 }
 

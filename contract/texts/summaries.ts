@@ -2,9 +2,10 @@
 // Markdown page give beside the structured records, and the MCP server's instructions. Each keeps
 // the reporting rules (./rules.ts).
 import type { Origins } from '../paths.ts';
-import type { HealthRecord, HistoryRecord, PublishedHealth, PublishedStats } from '../records.ts';
+import type { HealthRecord, HistoryRecord, LogRecord, PublishedHealth, PublishedStats } from '../records.ts';
 import { count, money, orNone, percent } from './format.ts';
 import { citeSentence, DEMO_NOTICE, DEMO_RULE, RULES, SERVICE_NAME, verification } from './rules.ts';
+import { logFactsText } from './witnessing.ts';
 
 export interface KeyFigure {
   label: string;
@@ -29,8 +30,11 @@ export function keyFigures(s: PublishedStats): KeyFigure[] {
   ];
 }
 
-/** The track record in a few words; the structured record carries every night. */
-export function historySummary(h: HistoryRecord, siteUrl: string): string {
+/**
+ * The track record (`h`, perhaps a range of it) in a few words, and what the log shows of the whole
+ * record (`whole`, read with `log`, undefined when it could not be read); the structured record carries every night.
+ */
+export function historySummary(h: HistoryRecord, siteUrl: string, whole: HistoryRecord, log: LogRecord | undefined): string {
   const first = h.nights[0];
   const last = h.nights.at(-1);
   return [
@@ -39,6 +43,7 @@ export function historySummary(h: HistoryRecord, siteUrl: string): string {
     first && last
       ? `${h.nights.length} settled nights from ${first.date} to ${last.date}; running gross total ${money(last.total_usd)} since ${orNone(h.since_date)} (reward income before trading costs, not profit). Every night is in the structured result; ${h.nights.filter((n) => n.log_index !== null).length} of them are final and in the transparency log (log_index names the entry).`
       : 'No settled night in this range.',
+    logFactsText(whole, log),
   ].join('\n');
 }
 

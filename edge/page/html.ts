@@ -1,9 +1,10 @@
 // The landing page: server-rendered HTML that reads completely without JavaScript (the only
 // script is the optional WebMCP registration). Inline CSS and SVG, no external assets.
-import type { HistoryRecord, PublishedHealth, PublishedStats } from '../../contract/records.ts';
+import type { HistoryRecord, LogRecord, PublishedHealth, PublishedStats } from '../../contract/records.ts';
 import { count, money, orNone, percent } from '../../contract/texts/format.ts';
-import { citeSentence, DEMO_NOTICE, disclaimer, FIGURES_LICENSE, lede, logInUse, RULES, RULES_FOR_PEOPLE, SERVICE_NAME, verification } from '../../contract/texts/rules.ts';
+import { citeSentence, DEMO_NOTICE, disclaimer, FIGURES_LICENSE, lede, RULES, RULES_FOR_PEOPLE, SERVICE_NAME } from '../../contract/texts/rules.ts';
 import { keyFigures, replicaLag, type KeyFigure } from '../../contract/texts/summaries.ts';
+import { logSentences, logSummary, type Part } from '../../contract/texts/witnessing.ts';
 import { cumulativeChart, monthEnds, nightsChart } from './chart.ts';
 import { SHARE_IMAGE_SIZE } from './share-image.ts';
 import { API_PATHS, SITE_PATHS, type Origins } from '../../contract/paths.ts';
@@ -103,6 +104,30 @@ export interface PageInput {
   health: PublishedHealth;
   /** The whole track record, for the running-total chart; undefined when it could not be read. */
   history: HistoryRecord | undefined;
+  /** The transparency log, for what the witnesses cosigned; undefined when it could not be read. */
+  log: LogRecord | undefined;
+}
+
+/** What the page says of the log, for the HTML and the Markdown alike. */
+export function logAccount({ stats, history, log }: PageInput, cfg: Origins): ReturnType<typeof logSentences> {
+  return logSentences(history && logSummary(history, log), stats?.data_source === 'demo', cfg);
+}
+
+/** One part of a sentence (contract/texts/witnessing.ts) as HTML. */
+export function partHtml(part: Part): string {
+  if (typeof part === 'string') return esc(part);
+  if ('time' in part) return `<time datetime="${esc(part.time)}">${esc(part.time)}</time>`;
+  return 'code' in part ? `<code>${esc(part.code)}</code>` : `<a href="${esc(part.path)}">${esc(part.text)}</a>`;
+}
+
+function verifySection(input: PageInput, cfg: Origins): string {
+  const { facts, further } = logAccount(input, cfg);
+  return `<section aria-labelledby="h-verify"><h2 id="h-verify">Verify these figures</h2>
+<ul id="log-summary">
+${facts.map((parts) => `<li>${parts.map(partHtml).join('')}</li>`).join('\n')}
+</ul>
+${further.map((parts) => `<p>${parts.map(partHtml).join('')}</p>`).join('\n')}
+</section>`;
 }
 
 function historySection(history: HistoryRecord): string {
@@ -137,9 +162,9 @@ function shareTags(stats: PublishedStats | undefined, cfg: Origins, description:
 
 const PAGE_DESCRIPTION = "Nightly gross reward payouts, today's accrual estimate, totals, capital and returns of one real liquidity-reward market-making account. Read-only, unaudited, not financial advice.";
 
-export function renderHtml({ stats, health, history }: PageInput, cfg: Origins): string {
+export function renderHtml(input: PageInput, cfg: Origins): string {
+  const { stats, health, history } = input;
   const demo = stats?.data_source === 'demo';
-  const say = verification(cfg);
   const docs = DISCOVERY_DOCUMENTS.map((d) => `<li><a href="${esc(d.path)}">${esc(d.path)}</a>: ${esc(d.title)}</li>`).join('\n');
   const endpoints = ENDPOINTS.map((d) => `<li>${d.postOnly ? `<code>${esc(d.path)}</code>` : `<a href="${esc(d.path)}">${esc(d.path)}</a>`}: ${esc(d.title)}</li>`).join('\n');
   return `<!doctype html>
@@ -186,11 +211,7 @@ ${replicaLag(health) ? `<li data-field="health.data.replica_lag_seconds">${esc(r
 <p id="attribution">${esc(stats?.attribution.cite ?? citeSentence(cfg))}</p>
 </section>
 
-<section aria-labelledby="h-verify"><h2 id="h-verify">Verify these figures</h2>
-<p>${esc(say.signed)}</p>
-<p>${esc(say.logged)} ${esc(logInUse(cfg, demo))}</p>
-<p>${esc(say.check)} See <a href="${esc(SITE_PATHS.LOG)}">the log's page</a>.</p>
-</section>
+${verifySection(input, cfg)}
 
 <section aria-labelledby="h-agents"><h2 id="h-agents">For programs and agents</h2>
 <p>Use the JSON endpoints rather than this page's HTML. No key is needed on this site; the API host <code>${esc(cfg.apiUrl)}${API_PATHS.STATS}</code> takes the public key published in <a href="${SITE_PATHS.AUTH_MD}">auth.md</a>. Please send a descriptive User-Agent.</p>

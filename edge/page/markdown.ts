@@ -1,14 +1,17 @@
 // The landing page as Markdown, for agents that ask for text/markdown on `/` (and at /index.md):
 // the same content as the HTML, minus the chart, plus the links an agent needs next.
 import { count, money, orNone, percent } from '../../contract/texts/format.ts';
-import { citeSentence, DEMO_NOTICE, disclaimer, lede, logInUse, RULES, SERVICE_NAME, verification } from '../../contract/texts/rules.ts';
+import { citeSentence, DEMO_NOTICE, disclaimer, lede, RULES, SERVICE_NAME } from '../../contract/texts/rules.ts';
 import { keyFigures, replicaLag } from '../../contract/texts/summaries.ts';
-import type { PageInput } from './html.ts';
+import type { Part } from '../../contract/texts/witnessing.ts';
+import { logAccount, type PageInput } from './html.ts';
 import { SITE_PATHS, type Origins } from '../../contract/paths.ts';
 import { DISCOVERY_DOCUMENTS, ENDPOINTS } from './links.ts';
 
-export function renderMarkdown({ stats: s, health, history }: PageInput, cfg: Origins): string {
-  const say = verification(cfg);
+export function renderMarkdown(input: PageInput, cfg: Origins): string {
+  const { stats: s, health, history } = input;
+  const { facts, further } = logAccount(input, cfg);
+  const part = (p: Part) => (typeof p === 'string' ? p : 'time' in p ? p.time : 'code' in p ? `\`${p.code}\`` : `[${p.text}](${cfg.siteUrl}${p.path})`);
   const out: string[] = [`# ${SERVICE_NAME}`, ''];
   out.push(lede(s?.data_source === 'demo'), '');
   if (s?.data_source === 'demo') out.push(`> **${DEMO_NOTICE}**`, '');
@@ -64,9 +67,8 @@ export function renderMarkdown({ stats: s, health, history }: PageInput, cfg: Or
     s?.attribution.cite ?? citeSentence(cfg),
     '',
     '## Verify these figures', '',
-    say.signed, '',
-    `${say.logged} ${logInUse(cfg, s?.data_source === 'demo')}`, '',
-    `${say.check} The log's page: ${cfg.siteUrl}${SITE_PATHS.LOG}`, '',
+    ...facts.map((parts) => `- ${parts.map(part).join('')}`), '',
+    ...further.flatMap((parts) => [parts.map(part).join(''), '']),
     '## For programs and agents', '',
     ...ENDPOINTS.map((d) => (d.postOnly ? `- \`${cfg.siteUrl}${d.path}\`: ${d.title}` : `- [${d.path}](${cfg.siteUrl}${d.path}): ${d.title}`)),
     '',

@@ -13,8 +13,10 @@ export function createPageApp(cfg: Origins, figures: Figures): Hono {
   const app = new Hono();
   const link = linkHeader(cfg);
   const page = async (markdown: boolean, ifNoneMatch: string | undefined): Promise<Response> => {
-    const [stats, health, history] = await Promise.all([figures.stats().catch(() => undefined), figures.health(), figures.history().catch(() => undefined)]);
-    const input: PageInput = { stats: stats?.value, health: health.value, history: history?.value };
+    const [stats, health, history, log] = await Promise.all([
+      figures.stats().catch(() => undefined), figures.health(), figures.history().catch(() => undefined), figures.log().catch(() => undefined),
+    ]);
+    const input: PageInput = { stats: stats?.value, health: health.value, history: history?.value, log: log?.value };
     const headers: Record<string, string> = {
       link,
       vary: 'Accept',
@@ -22,10 +24,11 @@ export function createPageApp(cfg: Origins, figures: Figures): Hono {
     };
     if (!stats) headers['retry-after'] = RETRY_AFTER_SECONDS;
     const status = stats ? 200 : 503;
-    // Validators: the page changes when a figure does (updated_at) or the health status does.
+    // Validators: the page changes when a figure does (updated_at), the health status does, or the
+    // log does (its record's validator, without quotes; none while it cannot be read).
     const updatedAt = stats?.value.updated_at;
     if (stats && updatedAt) {
-      headers.etag = `W/"${updatedAt}|${health.value.status}|${markdown ? 'md' : 'html'}"`;
+      headers.etag = `W/"${updatedAt}|${health.value.status}|${log?.etag.replaceAll('"', '') ?? 'no-log'}|${markdown ? 'md' : 'html'}"`;
       headers['last-modified'] = new Date(updatedAt).toUTCString();
       if (etagMatches(ifNoneMatch, headers.etag)) return new Response(null, { status: 304, headers });
     }

@@ -493,3 +493,5 @@ alter function stats.log_size() owner to stats_owner;
 grant execute on function stats.log_head() to stats_writer;
 grant execute on function stats.log_size() to stats_writer;
 comment on function public.landing_log() is 'The transparency log: its entries in order (each settled night''s final figures as RFC 8785 canonical JSON), its signed checkpoints with the witnesses'' cosignatures, and its witnessing.';
+-- The records the snapshots hold gain log_checkpoint and the nights their witnessing: made again now.
+select stats.refresh_figures() where exists (select from stats.history_snapshot) or exists (select from stats.stats_snapshot);

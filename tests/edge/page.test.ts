@@ -11,6 +11,7 @@ import { ROOT_DIR } from '../../scripts/lib/config.ts';
 import { wcagViolations } from '../support/axe.ts';
 import { startTestStack, type TestStack } from '../support/stack.ts';
 import { SITE_DOCUMENTS } from '../../contract/documents.ts';
+import { SITE_PATHS } from '../../contract/paths.ts';
 
 const OUT_DIR = path.join(ROOT_DIR, 'test-output', 'edge');
 /** Every titled row of the documents table is linked from the page. */
@@ -137,6 +138,37 @@ for (const kind of ['demo', 'import'] as const) {
     });
   });
 }
+
+describe("the page's account of the log", () => {
+  // The demo seed's writer logs the final nights; the imported rows bypass it, so nothing is logged.
+  for (const kind of ['demo', 'import'] as const) {
+    it(`${kind}: counts the logged nights /api/history serves, says they are not witnessed without a policy, and links the log in use once it is signed, and the verifier`, async () => {
+      const siteUrl = (kind === 'demo' ? demo : imported).cfg.siteUrl;
+      const history = await (await fetch(`${siteUrl}${SITE_PATHS.SITE_HISTORY}`)).json() as { nights: { log_index: number | null }[] };
+      const logged = history.nights.filter((n) => n.log_index !== null).length;
+      expect(logged > 0).toBe(kind === 'demo');
+      const { page, close } = await openWithoutJs(siteUrl);
+      try {
+        const section = page.locator('section[aria-labelledby="h-verify"]');
+        const facts = await section.locator('#log-summary li').allInnerTexts();
+        expect(facts[0]).toBe(kind === 'demo'
+          ? `${logged} nights logged, ${logged} of them not witnessed: nobody else holds these checkpoints.`
+          : 'No night logged yet; the log is not witnessed: nobody else would hold its checkpoints.');
+        expect(await section.locator('code').innerText()).toBe(`node verify.ts --site ${siteUrl} --state verify-state.json`);
+        await section.screenshot({ path: path.join(OUT_DIR, `verify-${kind}.png`) });
+        const links = await section.locator('a').evaluateAll((as) => as.map((a) => a.getAttribute('href')));
+        expect(links).toEqual(kind === 'demo' ? [SITE_PATHS.LOG_DEMO, SITE_PATHS.LOG_VERIFIER] : [SITE_PATHS.LOG_VERIFIER]);
+        if (kind === 'demo') {
+          await section.getByRole('link', { name: "the log's page" }).click();
+          expect(page.url()).toBe(`${siteUrl}${SITE_PATHS.LOG_DEMO}`);
+          expect(await page.locator('h1').innerText()).toBe('Transparency log of the nightly figures');
+        }
+      } finally {
+        await close();
+      }
+    });
+  }
+});
 
 describe('the landing page on a phone', () => {
   it('fits a narrow screen without sideways scrolling', async () => {

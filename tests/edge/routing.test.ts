@@ -3,7 +3,7 @@
 // and the API host's signing route reaches a PostgREST stand-in through the app's fetch option.
 import { createHash, generateKeyPairSync } from 'node:crypto';
 import { describe, expect, it } from 'vitest';
-import { EDGE_PATHS, SITE_PATHS } from '../../contract/paths.ts';
+import { EDGE_PATHS, logOrigin, SITE_PATHS } from '../../contract/paths.ts';
 import { UNAVAILABLE } from '../../contract/texts/rules.ts';
 import { createApp } from '../../edge/app.ts';
 import type { EdgeConfig } from '../../edge/config.ts';
@@ -262,5 +262,44 @@ describe('the figures option', () => {
     expect(reads).toBe(1);
     const checkpoint = await (await demo.request(SITE_PATHS.LOG_CHECKPOINT)).text();
     expect(checkpoint.split('\n').slice(0, 2)).toEqual([`${new URL(cfg.siteUrl).host}${SITE_PATHS.LOG.replace(/\/$/, '')}`, String((await fixedLog()).entries.length)]);
+  });
+});
+
+describe('the log, as a worker whose view is behind serves it', () => {
+  it('reads the log anew before it says a tile or checkpoint the service has shown is not there, and never lets such a 404 be kept', async () => {
+    const full = await fixedLog(cfg.siteUrl, { witnessed: true });
+    // What this worker read last: the log one checkpoint ago.
+    const behind = { ...full, entries: full.entries.slice(0, -1), checkpoints: full.checkpoints.slice(0, -1) };
+    let reads = 0;
+    const worker = createApp(cfg, { figures: createFigures(cfg, { ...fixedUpstream, log: async () => behind, logNow: async () => { reads++; return full; } }) });
+    const size = full.entries.length;
+    const tile = await worker.request(`${SITE_PATHS.LOG_TILES}entries/000.p/${size}`);
+    expect(tile.status).toBe(200);
+    expect(reads).toBe(1);
+    const checkpoint = await worker.request(`${SITE_PATHS.LOG_CHECKPOINTS}${size}`);
+    expect(checkpoint.status).toBe(200);
+    expect((await checkpoint.text()).split('\n').slice(0, 2)).toEqual([logOrigin(cfg, false), String(size)]);
+    // Beyond what the log holds even now: a 404 that no cache may keep.
+    const missing = await worker.request(`${SITE_PATHS.LOG_TILES}entries/000.p/${size + 1}`);
+    expect(missing.status).toBe(404);
+    expect(missing.headers.get('cache-control')).toBe('no-store');
+    // A tile within its own view needs no read.
+    const before = reads;
+    expect((await worker.request(`${SITE_PATHS.LOG_TILES}entries/000.p/${size - 1}`)).status).toBe(200);
+    expect(reads).toBe(before);
+  });
+});
+
+describe('the log\'s page', () => {
+  it('gives the same account of the log as the landing page, then the log\'s origin and verifier key', async () => {
+    const page = await (await app.request(SITE_PATHS.LOG)).text();
+    const landing = await (await app.request(SITE_PATHS.HOME)).text();
+    const summary = (html: string) => /<ul id="log-summary">([\s\S]*?)<\/ul>/.exec(html)?.[1];
+    expect(summary(page)).toBeDefined();
+    expect(summary(page)).toBe(summary(landing));
+    expect(summary(page)).toContain('not witnessed: nobody else holds these checkpoints');
+    const log = await fixedLog(cfg.siteUrl);
+    expect(page).toContain(`<code>${logOrigin(cfg, false)}</code>`);
+    expect(page).toContain(log.vkey!.split('+')[0]);
   });
 });

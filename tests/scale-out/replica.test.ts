@@ -191,12 +191,12 @@ describe('a streaming read replica', () => {
       // Without the first machine's keys and public URLs it refuses, and makes none up.
       const keyless = await run(['NGINX_WORKERS=1']);
       expect(await keyless.exited).toBe(1);
-      expect(keyless.output().trim()).toBe('Start-up failed: NODE_DATABASE_URL runs one more node of a service that exists already, with its keys and public URLs, and JWT_SECRET, ANON_KEY, HTTP_SIG_PRIVATE_KEY, SITE_URL, API_URL are not set: copy the first machine\'s .env here, then start again.');
+      expect(keyless.output().trim()).toBe('Start-up failed: NODE_DATABASE_URL runs one more node of a service that exists already, with its keys and public URLs, and JWT_SECRET, ANON_KEY, HTTP_SIG_PRIVATE_KEY, LOG_PUBLIC_KEY, SITE_URL, API_URL are not set: copy the first machine\'s .env here, then start again.');
       expect(readFileSync(envFile, 'utf8')).toBe('NGINX_WORKERS=1\n');
 
       // With them (the first machine's .env, copied), it serves the replica's records.
       const { cfg } = stack;
-      const node = await run([`JWT_SECRET=${cfg.JWT_SECRET}`, `ANON_KEY=${cfg.ANON_KEY}`, `HTTP_SIG_PRIVATE_KEY=${cfg.HTTP_SIG_PRIVATE_KEY}`, `SITE_URL=${cfg.siteUrl}`, `API_URL=${cfg.apiUrl}`]);
+      const node = await run([`JWT_SECRET=${cfg.JWT_SECRET}`, `ANON_KEY=${cfg.ANON_KEY}`, `HTTP_SIG_PRIVATE_KEY=${cfg.HTTP_SIG_PRIVATE_KEY}`, `LOG_PUBLIC_KEY=${cfg.LOG_PUBLIC_KEY}`, `SITE_URL=${cfg.siteUrl}`, `API_URL=${cfg.apiUrl}`]);
       await waitUntil('the node to start', async () => node.output().includes('is running') || node.child.exitCode !== null, 60_000);
       expect(node.output()).toContain('Public Stats Service node is running (Ctrl-C stops it): PostgREST, the edge and nginx over a read replica');
       const recorded = JSON.parse(readFileSync(path.join(dir, 'processes.json'), 'utf8')) as { name: string }[];

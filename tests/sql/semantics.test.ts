@@ -344,6 +344,31 @@ describe('landing_health', () => {
     });
   });
 
+  it('with a witness policy, is degraded once the quorum has not cosigned for 26 hours, and whenever the log is halted', async () => {
+    const base = { payout: '2026-03-09', accrual: '2026-03-10T11:50:00Z', heartbeat: '2026-03-10T11:59:00Z' };
+    const witnessed = (lastQuorum: string | null, halted = false) => inRollback(async (c) => {
+      await seeded(c, base);
+      // One final night, signed, under a policy recorded a week before.
+      await c.query(`insert into stats.log_entry (idx, date, entry, is_demo) values (0, '2026-03-01', '{}', false)`);
+      await c.query(`insert into stats.log_checkpoint (size, root, note, vkey, is_demo, signed_at) values (1, 'r', 'n', 'v', false, '2026-03-03T00:00:00Z')`);
+      await c.query(`insert into stats.log_policy (recorded_at, policy) values ('2026-03-03T00:00:00Z', 'quorum none')`);
+      await c.query(`insert into stats.log_witness_round (at, size, witnesses, cosigned, quorum_met) values ('2026-03-10T11:00:00Z', 1, 3, '{a}', false)`);
+      if (lastQuorum) await c.query(`insert into stats.log_witness_round (at, size, witnesses, cosigned, quorum_met) values ($1, 1, 3, '{a,b}', true)`, [lastQuorum]);
+      if (halted) await c.query(`insert into stats.log_halt (at, reason) values ('2026-03-10T11:30:00Z', 'a test halt')`);
+      return healthAt(c);
+    });
+    const fresh = await witnessed('2026-03-09T10:00:00Z');
+    expect(fresh.status).toBe('ok');
+    // The latest round fell short, and says so; the quorum's last cosigning is the one that counts.
+    expect(fresh.log).toEqual({ size: 1, witnessed: true, witnesses: 3, cosigned: 1, checked_at: '2026-03-10T11:00:00Z', quorum_cosigned_at: '2026-03-09T10:00:00Z', halted: null });
+    expect((await witnessed('2026-03-09T09:59:59Z')).status).toBe('degraded');
+    // A policy under which the quorum never cosigned: 26 hours from when it was recorded.
+    expect((await witnessed(null)).status).toBe('degraded');
+    const halted = await witnessed('2026-03-10T10:00:00Z', true);
+    expect(halted.status).toBe('degraded');
+    expect(halted.log.halted).toBe('a test halt');
+  });
+
   it('names the writer of the latest heartbeat as of its clock; an imported heartbeat names none', async () => {
     const names = await inRollback(async (c) => {
       await c.query(`insert into stats.heartbeat (at, writer) values ('2026-03-10T11:50:00Z', 'primary'), ('2026-03-10T11:58:00Z', 'standby'),

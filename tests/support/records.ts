@@ -1,6 +1,7 @@
 // Fixed records in the shapes the API host returns (checked against the record schemas), for tests
 // that exercise the edge's routing and wording without a database: twenty settled nights, the
-// latest three not yet final, and the stats and health records that go with them.
+// latest three not yet final, and the stats and health records that go with them; a variant leaves
+// nights out, or has the log witnessed under a policy.
 import {
   HealthRecordSchema,
   HistoryRecordSchema,
@@ -16,6 +17,8 @@ import { base64, noteVerifierKey } from '../../contract/log-key.ts';
 import { logOrigin } from '../../contract/paths.ts';
 import { buildTree } from '../../contract/tlog/merkle.ts';
 import { checkpointBody, importNoteSigningKey, signNote } from '../../contract/tlog/note.ts';
+import { cosign } from '../../contract/tlog/cosignature.ts';
+import { cosignerVerifierKey } from '../../contract/tlog/vkey.ts';
 
 export const FIXED_NIGHTS = 20;
 const FIRST_NIGHT = Date.UTC(2025, 2, 1);
@@ -29,14 +32,38 @@ export const FIXED_LOG_HEAD = { origin: 'stats.example.org/log', size: 17, root:
 const dateOf = (i: number) => new Date(FIRST_NIGHT + i * DAY_MS).toISOString().slice(0, 10);
 const cents = (value: number) => Math.round(value * 100) / 100;
 
+export interface FixtureVariant {
+  /** The nights (0 is the first) the record has no figure for; never the first. */
+  gaps?: readonly number[];
+  /**
+   * The log is cosigned by FIXED_WITNESSES, both needed: their quorum first cosigned at
+   * FIRST_QUORUM_AT, and then each night an hour after it turned final, so the nights more than
+   * four days older were logged late; the last final night still awaits them.
+   */
+  witnessed?: boolean;
+}
+
+export const FIXED_WITNESSES = ['alice.example/witness', 'bob.example/witness'] as const;
+export const FIRST_QUORUM_AT = '2025-03-08T12:00:00Z';
+/** The last final night: the witnesses have not cosigned it yet. */
+const LAST_FINAL = FIXED_NIGHTS - 4;
+const isFinal = (i: number) => i <= LAST_FINAL;
+
+/** When the witnesses' quorum first cosigned night i, in the witnessed variant. */
+function witnessedAt(i: number): string | null {
+  if (!isFinal(i) || i === LAST_FINAL) return null;
+  const final = `${dateOf(i + 3)}T01:00:00Z`;
+  return Date.parse(final) > Date.parse(FIRST_QUORUM_AT) ? final : FIRST_QUORUM_AT;
+}
+
 /** The history record: usd grows and dips by a fixed pattern, each night recorded the morning after. */
-export function fixedHistory(source: 'polymarket' | 'demo' = 'polymarket'): HistoryRecord {
+export function fixedHistory(source: 'polymarket' | 'demo' = 'polymarket', { gaps = [], witnessed = false }: FixtureVariant = {}): HistoryRecord {
   let total = 0;
   let logIndex = 0;
-  const nights = Array.from({ length: FIXED_NIGHTS }, (_, i) => {
+  const nights = Array.from({ length: FIXED_NIGHTS }, (_, i) => i).filter((i) => !gaps.includes(i)).map((i) => {
     const usd = cents(30 + ((i * 7) % 11) * 1.37);
     total = cents(total + usd);
-    const final = i < FIXED_NIGHTS - 3;
+    const at = witnessed ? witnessedAt(i) : null;
     return {
       date: dateOf(i),
       usd,
@@ -44,9 +71,9 @@ export function fixedHistory(source: 'polymarket' | 'demo' = 'polymarket'): Hist
       trading_cost_usd: i % 4 === 0 ? null : cents(4 + (i % 3) * 0.5),
       at_stake_usd: cents(2500 + i * 10),
       updated_at: `${dateOf(i + 1)}T00:05:00Z`,
-      log_index: final ? logIndex++ : null,
-      witnessed_at: null,
-      witnessed_on_time: null,
+      log_index: isFinal(i) ? logIndex++ : null,
+      witnessed_at: at,
+      witnessed_on_time: at === null ? null : Date.parse(at) <= FIRST_NIGHT + (i + 4) * DAY_MS,
     };
   });
   return HistoryRecordSchema.parse({ updated_at: FIXED_UPDATED_AT, since_date: dateOf(0), data_source: source, nights, log_checkpoint: FIXED_LOG_HEAD });
@@ -86,24 +113,61 @@ export function fixedStats(source: 'polymarket' | 'demo' = 'polymarket'): StatsR
   });
 }
 
+const newKey = (name: string) => importNoteSigningKey(generateKeyPairSync('ed25519').privateKey.export({ format: 'der', type: 'pkcs8' }).toString('base64url'), name);
+
 /**
  * The transparency log: the final nights as canonical JSON entries (keys sorted), in log order, and
- * one checkpoint of them signed with a key made for the fixture, under the fixed site's origin.
+ * one checkpoint of them signed with a key made for the fixture, under the fixed site's origin. The
+ * witnessed variant has a policy and two checkpoints, each signed as its last night turned final:
+ * the one before the latest cosigned by both witnesses (the quorum's latest), the latest by the
+ * first only.
  */
-export async function fixedLog(siteUrl = 'https://stats.example.org'): Promise<LogRecord> {
-  const entries = fixedHistory().nights.filter((n) => n.log_index !== null).map((n) => JSON.stringify({
+export async function fixedLog(siteUrl = 'https://stats.example.org', variant: FixtureVariant = {}): Promise<LogRecord> {
+  const final = fixedHistory('polymarket', variant).nights.filter((n) => n.log_index !== null);
+  const entries = final.map((n) => JSON.stringify({
     at_stake_usd: n.at_stake_usd, date: n.date, supersedes: null, trading_cost_usd: n.trading_cost_usd, updated_at: n.updated_at, usd: n.usd,
   }));
   const tree = await buildTree(entries.map((e) => new TextEncoder().encode(e)));
   const origin = logOrigin({ siteUrl }, false);
-  const key = await importNoteSigningKey(generateKeyPairSync('ed25519').privateKey.export({ format: 'der', type: 'pkcs8' }).toString('base64url'), 'fixture');
-  const note = await signNote(checkpointBody(origin, tree.size, await tree.root()), origin, key.privateKey, key.publicKey);
-  const signedAt = fixedHistory().nights.at(-4)!.updated_at;
+  const key = await newKey('fixture');
+  const vkey = await noteVerifierKey(origin, key.publicKey);
+  const head = { origin, size: tree.size, root: base64(await tree.root()) };
+  const checkpoint = async (size: number, signedAt: string) => {
+    const body = checkpointBody(origin, size, await tree.root(size));
+    return { body, signed: { size, root: base64(await tree.root(size)), note: await signNote(body, origin, key.privateKey, key.publicKey), signed_at: signedAt } };
+  };
+  if (!variant.witnessed) {
+    const latest = await checkpoint(tree.size, final.at(-1)!.updated_at);
+    return LogRecordSchema.parse({
+      updated_at: latest.signed.signed_at, demo: false, vkey, policy: null, entries, log_checkpoint: head,
+      checkpoints: [{ ...latest.signed, quorum_at: null, cosignatures: [] }],
+      cosignatures: [], witnessing: null, halted: null,
+    });
+  }
+  const witnesses = await Promise.all(FIXED_WITNESSES.map(async (name) => ({ name, short: name.split('.')[0]!, key: await newKey(name) })));
+  const cosigned = (body: string, at: string, by = witnesses) =>
+    Promise.all(by.map(async (w) => (await cosign(body, w.name, w.key.privateKey, w.key.publicKey, Date.parse(at) / 1000)).trimEnd()));
+  const quorumAt = final.at(-2)!.witnessed_at!;
+  const before = await checkpoint(tree.size - 1, `${quorumAt.slice(0, 10)}T00:05:00Z`);
+  const latest = await checkpoint(tree.size, `${dateOf(LAST_FINAL + 3)}T00:05:00Z`);
+  const roundAt = `${dateOf(LAST_FINAL + 3)}T00:06:00Z`;
+  const latestLines = await cosigned(latest.body, roundAt, witnesses.slice(0, 1));
+  const policy = [
+    `log ${vkey}`,
+    ...(await Promise.all(witnesses.map(async (w) => `witness ${w.short} ${await cosignerVerifierKey(w.name, w.key.publicKey)} https://${w.name}`))),
+    `group both all ${witnesses.map((w) => w.short).join(' ')}`,
+    'quorum both',
+    '',
+  ].join('\n');
   return LogRecordSchema.parse({
-    updated_at: signedAt, demo: false, vkey: await noteVerifierKey(origin, key.publicKey), policy: null, entries,
-    log_checkpoint: { origin, size: tree.size, root: base64(await tree.root()) },
-    checkpoints: [{ size: tree.size, root: base64(await tree.root()), note, signed_at: signedAt, quorum_at: null, cosignatures: [] }],
-    cosignatures: [], witnessing: null, halted: null,
+    updated_at: roundAt, demo: false, vkey, policy, entries, log_checkpoint: head,
+    checkpoints: [
+      { ...before.signed, quorum_at: quorumAt, cosignatures: await cosigned(before.body, quorumAt) },
+      { ...latest.signed, quorum_at: null, cosignatures: latestLines },
+    ],
+    cosignatures: latestLines,
+    witnessing: { at: roundAt, size: tree.size, witnesses: witnesses.length, cosigned: [witnesses[0]!.name], quorum_met: false },
+    halted: null,
   });
 }
 
