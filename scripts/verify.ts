@@ -673,11 +673,11 @@ function checkQuorum(policy: Policy, checkpoint: Checkpoint, what: string): Map<
 
 // --- the tree ------------------------------------------------------------------------------------
 
-const leafHash = (entry: Uint8Array): Buffer => sha256(Buffer.of(0x00), entry);
+export const leafHash = (entry: Uint8Array): Buffer => sha256(Buffer.of(0x00), entry);
 const nodeHash = (left: Uint8Array, right: Uint8Array): Buffer => sha256(Buffer.of(0x01), left, right);
 
 /** levels[k][j] = MTH of the complete subtree of leaves [j·2^k, (j+1)·2^k). */
-function subtreeLevels(leaves: Buffer[]): Buffer[][] {
+export function subtreeLevels(leaves: Buffer[]): Buffer[][] {
   const levels = [leaves];
   for (let below = leaves; below.length >= 2;) {
     const above: Buffer[] = [];
@@ -699,7 +699,7 @@ function treeHash(levels: Buffer[][], lo: number, hi: number): Buffer {
 }
 
 /** RFC 6962 §2.1.2: PROOF(m, D[n]), the consistency proof from the tree's first m leaves to its first n. */
-function consistencyProof(levels: Buffer[][], m: number, n: number): Buffer[] {
+export function consistencyProof(levels: Buffer[][], m: number, n: number): Buffer[] {
   const subproof = (lo: number, hi: number, k: number, whole: boolean): Buffer[] => {
     if (k === hi - lo) return whole ? [] : [treeHash(levels, lo, hi)];
     let split = 1;
@@ -712,7 +712,7 @@ function consistencyProof(levels: Buffer[][], m: number, n: number): Buffer[] {
 }
 
 /** RFC 9162 §2.1.4.2: whether the proof shows the tree of size m and root first is a prefix of the one of size n and root second. */
-function verifyConsistency(m: number, n: number, first: Buffer, second: Buffer, proof: Buffer[]): boolean {
+export function verifyConsistency(m: number, n: number, first: Buffer, second: Buffer, proof: Buffer[]): boolean {
   if (m > n) return false;
   if (m === n) return proof.length === 0 && first.equals(second);
   if (m === 0) return proof.length === 0;
@@ -739,7 +739,7 @@ function verifyConsistency(m: number, n: number, first: Buffer, second: Buffer, 
 }
 
 /** RFC 9162 §2.1.3.2: whether the inclusion proof puts the leaf at the index of the tree of that size and root. */
-function verifyInclusion(index: number, size: number, leaf: Buffer, proof: Buffer[], root: Buffer): boolean {
+export function verifyInclusion(index: number, size: number, leaf: Buffer, proof: Buffer[], root: Buffer): boolean {
   if (index >= size) return false;
   let fn = index;
   let sn = size - 1;
