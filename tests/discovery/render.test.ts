@@ -28,6 +28,7 @@ const OUTSIDE = ['https://www.rfc-editor.org/info/rfc9727', 'https://creativecom
   'http://www.w3.org/2000/svg',
   // the standards the served verifier cites
   'https://c2sp.org/signed-note', 'https://c2sp.org/signed-note#verifier-keys', 'https://c2sp.org/tlog-checkpoint', 'https://c2sp.org/tlog-cosignature', 'https://c2sp.org/tlog-policy', 'https://c2sp.org/tlog-tiles', 'https://www.rfc-editor.org/rfc/rfc6962#section-2.1',
+  'https://c2sp.org/tlog-proof', 'https://www.rfc-editor.org/rfc/rfc9162#section-2.1.4',
   'https://www.rfc-editor.org/rfc/rfc7638', 'https://www.rfc-editor.org/rfc/rfc8785', 'https://www.rfc-editor.org/rfc/rfc8941',
   'https://www.rfc-editor.org/rfc/rfc9421', 'https://www.rfc-editor.org/rfc/rfc9530'];
 
