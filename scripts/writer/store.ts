@@ -95,12 +95,9 @@ export async function demoWrite<T>(db: WriterDb, fn: (trx: Trx) => Promise<T>): 
  * taken back and the log halts; the figures themselves are still written.
  */
 async function appendFinalNights(trx: Trx): Promise<SignedCheckpoint | undefined> {
-  if (!logSigner) {
-    await sql`select stats.log_append(clock_timestamp())`.execute(trx);
-    return undefined;
-  }
   await sql`savepoint log_append`.execute(trx);
   await sql`select stats.log_append(clock_timestamp())`.execute(trx);
+  if (!logSigner) return undefined;
   const signing = await logSigner.sign(trx);
   if ('refused' in signing) {
     await sql`rollback to savepoint log_append`.execute(trx);

@@ -42,12 +42,14 @@ export async function recordPolicy(db: WriterDb, text: string | null): Promise<v
 export class Witnessing {
   readonly #policy: Policy;
   readonly #text: string;
+  readonly #signer: LogSigner;
   readonly #log: Logger;
   readonly #pauses = new Map<string, Pause>();
 
-  private constructor(policy: Policy, text: string, log: Logger) {
+  private constructor(policy: Policy, text: string, signer: LogSigner, log: Logger) {
     this.#policy = policy;
     this.#text = text;
+    this.#signer = signer;
     this.#log = log;
   }
 
@@ -66,7 +68,7 @@ export class Witnessing {
     }
     const unreachable = [...policy.witnesses.values()].filter((w) => !w.url).map((w) => w.name);
     if (unreachable.length) log.warn('witnesses without a submission URL are never asked', { witnesses: unreachable.join(', ') });
-    return new Witnessing(policy, text, log);
+    return new Witnessing(policy, text, signer, log);
   }
 
   /** Records the policy in force, so the site publishes it. */
@@ -92,7 +94,8 @@ export class Witnessing {
     }
     if (due.length > 0) {
       const entries = await db.selectFrom('stats.log_entry').select('entry').where('is_demo', '=', false).orderBy('idx').limit(current.size).execute();
-      const tree = await buildTree(entries.map((e) => new TextEncoder().encode(e.entry)));
+      const utf8 = new TextEncoder();
+      const tree = await buildTree(entries.map((e) => utf8.encode(e.entry)));
       await Promise.all(due.map(({ witness, old }) => this.#submit(db, witness, old, current, tree)));
     }
     await this.#recordRound(db, current, now);
@@ -129,13 +132,13 @@ export class Witnessing {
     if (response.status === 409 && (response.headers.get('content-type') ?? '').startsWith(SIZE_TYPE)) {
       const size = Number(text.trim());
       if (!Number.isSafeInteger(size) || size < 0) return fail(`a 409 with no size it can read ("${text.trim().slice(0, 40)}")`);
-      if (size > current.size) return this.#halt(db, witness, `witness ${witness.name} has cosigned a tree of ${size} entries, more than the ${current.size} this log holds: the log is behind what a witness saw`);
+      if (size > current.size) return this.#signer.halt(db, `witness ${witness.name} has cosigned a tree of ${size} entries, more than the ${current.size} this log holds: the log is behind what a witness saw`);
       if (theirs === undefined && size !== old) return this.#submit(db, witness, size, current, tree, size);
       return fail(`409 at size ${size}`);
     }
     // A proof from the very size the witness holds, refused: what it cosigned there is not what this log holds.
     if (response.status === 422 && theirs !== undefined) {
-      return this.#halt(db, witness, `witness ${witness.name} has cosigned a tree of ${theirs} entries that this log's entries do not extend: the log's history differs from what a witness saw`);
+      return this.#signer.halt(db, `witness ${witness.name} has cosigned a tree of ${theirs} entries that this log's entries do not extend: the log's history differs from what a witness saw`);
     }
     if (response.status !== 200) return fail(`HTTP ${response.status}${text ? `: ${text.trim().slice(0, 120)}` : ''}`);
     const { body: checkpointBody } = parseNote(current.note);
@@ -148,11 +151,6 @@ export class Witnessing {
     if (rows.length === 0) return fail('no cosignature by its key in the answer');
     this.#pauses.delete(witness.name);
     await db.insertInto('stats.log_cosignature').values(rows).onConflict((oc) => oc.doNothing()).execute();
-  }
-
-  async #halt(db: WriterDb, witness: PolicyWitness, reason: string): Promise<void> {
-    await db.insertInto('stats.log_halt').values({ reason }).execute();
-    this.#log.error(`the transparency log is halted: ${reason}`, { witness: witness.name });
   }
 
   /** The round: who holds a fresh cosignature of the current checkpoint; and the first time each checkpoint met the quorum. */
