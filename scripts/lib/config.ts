@@ -76,6 +76,11 @@ export interface Config extends Secrets {
   /** PostgREST's admin server (/live, /ready), loopback only. */
   postgrestAdminPort: number;
   postgresPort: number;
+  /**
+   * POSTGRES_HA=pg_auto_failover: instead of one embedded server, a pg_auto_failover monitor
+   * (POSTGRES_MONITOR_PORT) and two nodes (POSTGRES_PORT, POSTGRES_STANDBY_PORT) with automatic failover.
+   */
+  postgresHa: { monitorPort: number; standbyPort: number } | undefined;
   /** Admin connection of an existing Postgres server; unset = embedded Postgres under dataDir. */
   databaseUrl: string | undefined;
   /**
@@ -119,6 +124,8 @@ export const STACK_DEFAULTS = {
   POSTGREST_PORT: 54330,
   POSTGREST_ADMIN_PORT: 54332,
   POSTGRES_PORT: 54329,
+  POSTGRES_MONITOR_PORT: 54327,
+  POSTGRES_STANDBY_PORT: 54328,
   POSTGREST_DB_POOL: 10,
   NGINX_WORKERS: 2,
   API_MICROCACHE_SECONDS: 5,
@@ -159,6 +166,17 @@ function port(env: Env, name: NumberSetting): number {
     throw new Error(`${name} must be a TCP port number (1-65535), got "${raw}".`);
   }
   return value;
+}
+
+/** The value of POSTGRES_HA that runs the database with automatic failover (scripts/lib/ha.ts). */
+export const HA_MODE = 'pg_auto_failover';
+
+function highAvailability(env: Env): Config['postgresHa'] {
+  const mode = env.POSTGRES_HA ?? '';
+  if (mode === '') return undefined;
+  if (mode !== HA_MODE) throw new Error(`POSTGRES_HA must be empty (one embedded server) or "${HA_MODE}", got "${mode}".`);
+  if (env.DATABASE_URL) throw new Error('POSTGRES_HA runs the database itself: unset DATABASE_URL, or unset POSTGRES_HA to use that server.');
+  return { monitorPort: port(env, 'POSTGRES_MONITOR_PORT'), standbyPort: port(env, 'POSTGRES_STANDBY_PORT') };
 }
 
 function origin(env: Env, name: string, fallback: string): string {
@@ -228,6 +246,7 @@ export function configFromEnv(env: Env, required: readonly (keyof Secrets)[] = S
     postgrestPort: port(env, 'POSTGREST_PORT'),
     postgrestAdminPort: port(env, 'POSTGREST_ADMIN_PORT'),
     postgresPort: port(env, 'POSTGRES_PORT'),
+    postgresHa: highAvailability(env),
     databaseUrl: env.DATABASE_URL || undefined,
     nodeDatabaseUrl: env.NODE_DATABASE_URL || undefined,
     dataDir: env.DATA_DIR ? path.resolve(ROOT_DIR, env.DATA_DIR) : defaultDataDir(),

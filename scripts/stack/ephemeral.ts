@@ -34,7 +34,7 @@ export async function startTestStack(options: { seedDemo?: boolean; env?: Env } 
   // unless asked for: a test that changes the data reads it at once, from caches that only its own
   // requests filled.
   const env: Env = { ...secrets, DATA_DIR: dataDir, NGINX_WORKERS: '1', EDGE_WORKERS: '1', EDGE_WARM_SECONDS: '0', ...options.env };
-  for (const name of [...NODE_PORTS, 'POSTGRES_PORT']) {
+  for (const name of [...NODE_PORTS, 'POSTGRES_PORT', 'POSTGRES_MONITOR_PORT', 'POSTGRES_STANDBY_PORT']) {
     env[name] ??= String(await freePort());
   }
   const cfg = configFromEnv(env);

@@ -8,6 +8,7 @@
 import path from 'node:path';
 import { ROOT_DIR, type Config } from '../lib/config.ts';
 import { openDatabase, type Database, type Supervise } from '../lib/database.ts';
+import { openHaDatabase, type HaDatabase } from '../lib/ha.ts';
 import { startEdge, warmGateways } from '../lib/edge.ts';
 import { findNginx, prepareNginx, startNginx } from '../lib/nginx.ts';
 import { startPostgrest } from '../lib/postgrest.ts';
@@ -32,6 +33,8 @@ export interface Node {
 /** A node with the database it serves. */
 export interface Stack extends Node {
   db: Database;
+  /** The same database when POSTGRES_HA runs it: the monitor and both nodes. */
+  ha: HaDatabase | undefined;
 }
 
 export interface NodeOptions {
@@ -137,14 +140,22 @@ export async function startNode(cfg: Config, authenticatorUrl: string, options: 
 
 export async function startStack(cfg: Config, options: StackOptions): Promise<Stack> {
   const ports = nodePorts(cfg);
-  if (!cfg.databaseUrl) ports.push([cfg.postgresPort, 'embedded Postgres', 'POSTGRES_PORT']);
+  if (!cfg.databaseUrl) ports.push([cfg.postgresPort, cfg.postgresHa ? 'first Postgres node' : 'embedded Postgres', 'POSTGRES_PORT']);
+  if (cfg.postgresHa) {
+    ports.push([cfg.postgresHa.monitorPort, 'pg_auto_failover monitor', 'POSTGRES_MONITOR_PORT']);
+    ports.push([cfg.postgresHa.standbyPort, 'second Postgres node', 'POSTGRES_STANDBY_PORT']);
+  }
   const parts = await prepareParts(cfg, ports, options);
   const { log } = options;
   try {
-    const db = await openDatabase(cfg, log, parts.keepRunning);
+    const ha = cfg.postgresHa
+      ? await openHaDatabase(cfg, { monitor: cfg.postgresHa.monitorPort, nodes: [cfg.postgresPort, cfg.postgresHa.standbyPort] }, log, parts.keepRunning)
+      : undefined;
+    const db = ha ?? await openDatabase(cfg, log, parts.keepRunning);
     parts.started.push(db);
     if (options.seedDemo) await seedDemo(db.adminUrl, cfg, log);
-    return { ...(await startNodeParts(cfg, db.urlFor('authenticator'), parts, log, false)), db, stop: parts.stopAll };
+    // Under failover PostgREST reads the standby and falls back to the primary: its notification channel stays off.
+    return { ...(await startNodeParts(cfg, db.urlFor('authenticator'), parts, log, ha !== undefined)), db, ha, stop: parts.stopAll };
   } catch (error) {
     await parts.stopAll();
     throw error;

@@ -1,0 +1,303 @@
+// The database in high-availability mode (POSTGRES_HA=pg_auto_failover): a pg_auto_failover monitor
+// and two Postgres nodes, from Debian's postgresql-15, postgresql-15-auto-failover and
+// pg-auto-failover-cli, each `pg_autoctl run` supervised like every other part of the stack. The
+// monitor promotes the standby when the primary is lost (https://pg-auto-failover.readthedocs.io/en/v2.0/failover-state-machine.html);
+// nothing of ours decides a failover. Replication is synchronous (--replication-quorum true, under
+// which pg_autoctl sets synchronous_standby_names to the standby and keeps its default
+// synchronous_commit = on): a commit is acknowledged once the standby has flushed it to disk, so a
+// promoted standby holds every acknowledged commit, signed checkpoints among them. `on` rather than
+// remote_write: the acknowledged commit then also survives the standby's own crash right after the
+// primary's loss.
+// Everything lives under <data dir>/ha: the clusters, pg_autoctl's configuration and state
+// (XDG_CONFIG_HOME, XDG_DATA_HOME), and the servers' sockets in a directory only their OS user can
+// enter, which is why local socket connections are trusted.
+import { chmodSync, chownSync, existsSync, mkdirSync, writeFileSync, appendFileSync } from 'node:fs';
+import { execFile } from 'node:child_process';
+import path from 'node:path';
+import { promisify } from 'node:util';
+import pg from 'pg';
+import { databaseUrl, HA_MODE, type Config } from './config.ts';
+import { ensureReplicationRole, setLoginPasswords, SERVER_MALLOC_ENV, type Database, type Supervise } from './database.ts';
+import { migrate } from './migrations.ts';
+import { pgTool } from './pg-tools.ts';
+import { idsOf, startChild, waitUntil, type Log } from './processes.ts';
+import type { SupervisedPart } from './supervisor.ts';
+
+/**
+ * The monitor's failover timing, shortened from pg_auto_failover's defaults (20 s and 30 s, which
+ * make a failover take about 50 s): a primary silent for 10 s is unhealthy, and the standby is
+ * promoted 20 s later. That pause must stay above the keeper's network_partition_timeout (20 s), after
+ * which a primary that reaches neither the monitor nor its standby demotes itself, so an old primary
+ * cut off from the others has stopped taking writes before the standby takes any.
+ * https://pg-auto-failover.readthedocs.io/en/v2.0/ref/configuration.html
+ */
+const MONITOR_SETTINGS = {
+  'pgautofailover.node_considered_unhealthy_timeout': '10000',
+  'pgautofailover.primary_demote_timeout': '20000',
+};
+
+export interface HaPorts {
+  monitor: number;
+  /** The nodes' ports: the first is POSTGRES_PORT, the second POSTGRES_STANDBY_PORT. */
+  nodes: [number, number];
+}
+
+export interface HaNodeState {
+  name: string;
+  port: number;
+  reported: string;
+  assigned: string;
+}
+
+export interface HaDatabase extends Database {
+  monitor: SupervisedPart;
+  /** The two nodes' keepers (`pg_autoctl run`, which runs the node's postgres as its child). */
+  nodes: [SupervisedPart, SupervisedPart];
+  ports: HaPorts;
+  /** A single-host connection string of node `i` (0 or 1), as `role` (the superuser when not given). */
+  nodeUrl(i: number, role?: 'authenticator' | 'stats_writer'): string;
+  /** The nodes' states as the monitor sees them. */
+  states(): Promise<HaNodeState[]>;
+}
+
+const PG_BIN = () => path.dirname(pgTool('pg_ctl'));
+
+function pgAutoctl(): string {
+  for (const dir of ['/usr/bin', ...(process.env.PATH ?? '').split(':')]) {
+    const file = path.join(dir, 'pg_autoctl');
+    if (dir && existsSync(file)) return file;
+  }
+  throw new Error(`POSTGRES_HA=${HA_MODE} needs pg_autoctl: install Debian's pg-auto-failover-cli and postgresql-15-auto-failover (apt-get install -y postgresql-15 postgresql-15-auto-failover pg-auto-failover-cli).`);
+}
+
+interface Layout {
+  dir: string;
+  socketDir: string;
+  monitorDir: string;
+  nodeDirs: [string, string];
+  env: Record<string, string>;
+  ids: { uid?: number; gid?: number };
+}
+
+function layoutOf(cfg: Config): Layout {
+  const dir = path.join(cfg.dataDir, 'ha');
+  return {
+    dir,
+    socketDir: path.join(dir, 'run'),
+    monitorDir: path.join(dir, 'monitor'),
+    nodeDirs: [path.join(dir, 'node1'), path.join(dir, 'node2')],
+    env: {
+      // Debian's server programs first, and none of the caller's own directories, which the servers' user may not read.
+      PATH: [PG_BIN(), '/usr/bin', '/bin'].join(':'),
+      HOME: dir,
+      PGHOST: path.join(dir, 'run'),
+      XDG_CONFIG_HOME: path.join(dir, 'config'),
+      XDG_DATA_HOME: path.join(dir, 'share'),
+      LC_MESSAGES: 'C',
+      ...SERVER_MALLOC_ENV,
+    },
+    // As root, the servers run as the `postgres` user, as the embedded one does.
+    ids: process.getuid?.() === 0 ? idsOf('postgres') : {},
+  };
+}
+
+/** Makes a directory the servers' user owns; `private` ones only that user may enter. */
+function ownDir(dir: string, ids: Layout['ids'], mode: number): void {
+  mkdirSync(dir, { recursive: true });
+  chmodSync(dir, mode);
+  if (ids.uid !== undefined) chownSync(dir, ids.uid, ids.gid!);
+}
+
+async function run(layout: Layout, program: string, args: string[], log: Log): Promise<void> {
+  try {
+    await promisify(execFile)(program, args, { ...layout.ids, env: layout.env, cwd: layout.dir, timeout: 10 * 60_000 });
+  } catch (error) {
+    const { stderr, message } = error as { stderr?: string; message: string };
+    const lines = (stderr ?? message).split('\n').filter((line) => /ERROR|FATAL/.test(line));
+    for (const line of lines) log(`[${path.basename(program)}] ${line}`);
+    throw new Error(`${path.basename(program)} ${args[0]} ${args[1] ?? ''} failed: ${lines.at(-1) ?? message}`);
+  }
+}
+
+/**
+ * The settings every cluster of the mode gets, after pg_autoctl's own include: loopback (BIND_HOST)
+ * only, its socket in the private directory, and the stack's usual limits. A standby copies its
+ * primary's postgresql.conf, so the two nodes always agree (a hot standby needs max_connections at
+ * least its primary's).
+ */
+function serverSettings(cfg: Config, layout: Layout, extra: Record<string, string> = {}): string {
+  const settings = {
+    listen_addresses: cfg.bindHost,
+    unix_socket_directories: layout.socketDir,
+    max_connections: '60',
+    timezone: 'UTC',
+    ...extra,
+  };
+  return `\n# The stack's settings (scripts/lib/ha.ts), after pg_auto_failover's.\n${Object.entries(settings).map(([k, v]) => `${k} = '${v}'`).join('\n')}\n`;
+}
+
+/**
+ * Client authentication, written instead of pg_autoctl's (--skip-pg-hba): the private socket is
+ * trusted; over TCP, only from this machine (samehost), pg_auto_failover's own roles (the monitor's
+ * health checks, replication and pg_rewind, the keepers' calls to the monitor) are trusted and every
+ * other role logs in with its password. On one machine, anyone with a local login could act as those
+ * roles: docs/scale-out.md says so, and that a deployment across machines sets passwords for them.
+ * https://www.postgresql.org/docs/15/auth-pg-hba-conf.html
+ */
+function hba(monitor: boolean): string {
+  const lines = [
+    'local all all trust',
+    ...(monitor
+      ? ['host pg_auto_failover autoctl_node samehost trust']
+      : ['host all pgautofailover_monitor samehost trust',
+        'host replication pgautofailover_replicator samehost trust',
+        'host postgres pgautofailover_replicator samehost trust']),
+    'host all all samehost scram-sha-256',
+  ];
+  return `# Written by the stack (scripts/lib/ha.ts).\n${lines.join('\n')}\n`;
+}
+
+async function initdb(layout: Layout, dir: string, log: Log): Promise<void> {
+  ownDir(dir, layout.ids, 0o700);
+  await run(layout, path.join(PG_BIN(), 'initdb'), ['-D', dir, '-U', 'postgres', '--encoding=UTF8', '--locale=C', '--auth=trust'], log);
+}
+
+const created = (layout: Layout, pgdata: string) =>
+  existsSync(path.join(layout.env.XDG_CONFIG_HOME!, 'pg_autoctl', pgdata, 'pg_autoctl.cfg'));
+
+async function canQuery(url: string, sql = 'select 1'): Promise<boolean> {
+  const client = new pg.Client({ connectionString: url, connectionTimeoutMillis: 2000 });
+  try {
+    await client.connect();
+    await client.query(sql);
+    return true;
+  } catch {
+    return false;
+  } finally {
+    await client.end().catch(() => {});
+  }
+}
+
+/** Starts (creating on the first start) the monitor and both nodes, migrates the primary and sets the login roles' passwords. */
+export async function openHaDatabase(cfg: Config, ports: HaPorts, log: Log, supervise: Supervise): Promise<HaDatabase> {
+  const layout = layoutOf(cfg);
+  const autoctl = pgAutoctl();
+  ownDir(layout.dir, layout.ids, 0o755);
+  ownDir(layout.socketDir, layout.ids, 0o700);
+  const host = cfg.bindHost;
+  const monitorUri = `postgres://autoctl_node@${host}:${ports.monitor}/pg_auto_failover?sslmode=disable`;
+  const socketUrl = (port: number, db = 'postgres') => `postgres://postgres@/${db}?host=${encodeURIComponent(layout.socketDir)}&port=${port}`;
+  const nodeUrl = (i: number, role?: 'authenticator' | 'stats_writer') => databaseUrl({ databaseUrl: undefined, bindHost: host, postgresPort: ports.nodes[i]! },
+    role ? { name: role, password: role === 'authenticator' ? cfg.AUTHENTICATOR_PASSWORD : cfg.WRITER_DB_PASSWORD } : { name: 'postgres', password: cfg.POSTGRES_PASSWORD });
+  const keeper = (name: string, pgdata: string, ready: () => Promise<boolean>) => supervise(name, async () => {
+    const child = startChild(name, autoctl, ['run', '--pgdata', pgdata], {
+      ...layout.ids, cwd: layout.dir, env: layout.env, log,
+      keepLine: (line) => /ERROR|FATAL|PANIC|New state|FSM transition/.test(line),
+    });
+    await waitUntil(name, ready, 5 * 60_000, child);
+    return child;
+  });
+
+  if (!created(layout, layout.monitorDir)) {
+    log(`Creating the pg_auto_failover monitor in ${layout.monitorDir} …`);
+    await initdb(layout, layout.monitorDir, log);
+    appendFileSync(path.join(layout.monitorDir, 'postgresql.conf'), serverSettings(cfg, layout, MONITOR_SETTINGS));
+    writeFileSync(path.join(layout.monitorDir, 'pg_hba.conf'), hba(true));
+    await run(layout, autoctl, ['create', 'monitor', '--pgctl', path.join(PG_BIN(), 'pg_ctl'), '--pgdata', layout.monitorDir, '--pgport', String(ports.monitor),
+      '--hostname', host, '--no-ssl', '--skip-pg-hba'], log);
+    // pg_autoctl starts postgres with its own listen_addresses on the command line.
+    await run(layout, autoctl, ['config', 'set', '--pgdata', layout.monitorDir, 'postgresql.listen_addresses', host], log);
+  }
+  const started: SupervisedPart[] = [];
+  const stopAll = async () => {
+    // The nodes together (stopping the primary alone would start a failover), then the monitor.
+    await Promise.all(started.slice(1).map((part) => part.stop()));
+    await started[0]?.stop();
+  };
+  try {
+    const monitor = await keeper('pg-monitor', layout.monitorDir, () => canQuery(monitorUri));
+    started.push(monitor);
+
+    const nodes: SupervisedPart[] = [];
+    for (const i of [0, 1] as const) {
+      const pgdata = layout.nodeDirs[i];
+      const port = ports.nodes[i];
+      if (!created(layout, pgdata)) {
+        log(`Creating Postgres node ${i + 1} in ${pgdata}${i ? ' (a copy of the primary, as its standby)' : ''} …`);
+        if (i === 0) {
+          await initdb(layout, pgdata, log);
+          appendFileSync(path.join(pgdata, 'postgresql.conf'), serverSettings(cfg, layout));
+          writeFileSync(path.join(pgdata, 'pg_hba.conf'), hba(false));
+        } else {
+          // pg_autoctl copies the primary with pg_basebackup, its configuration files with it.
+          ownDir(pgdata, layout.ids, 0o700);
+        }
+        await run(layout, autoctl, ['create', 'postgres', '--pgctl', path.join(PG_BIN(), 'pg_ctl'), '--pgdata', pgdata, '--pgport', String(port), '--listen', host,
+          '--hostname', host, '--name', `node${i + 1}`, '--monitor', monitorUri, '--username', 'postgres', '--dbname', 'postgres',
+          '--no-ssl', '--skip-pg-hba', '--replication-quorum', 'true'], log);
+      }
+      // Ready once it serves queries on its socket, as primary or standby.
+      const part = await keeper(`pg-node${i + 1}`, pgdata, () => canQuery(socketUrl(port)));
+      nodes.push(part);
+      started.push(part);
+    }
+
+    const states = async (): Promise<HaNodeState[]> => {
+      const client = new pg.Client({ connectionString: monitorUri, connectionTimeoutMillis: 2000 });
+      await client.connect();
+      try {
+        const { rows } = await client.query<{ name: string; port: number; reported: string; assigned: string }>(
+          'select nodename as name, nodeport as port, reportedstate::text as reported, goalstate::text as assigned from pgautofailover.node order by nodeid');
+        return rows;
+      } finally {
+        await client.end();
+      }
+    };
+    // Serving once one node is a primary that takes writes, and (on the first start) the standby replicates.
+    let primary = -1;
+    await waitUntil('a pg_auto_failover primary', async () => {
+      const now = await states().catch(() => []);
+      primary = ports.nodes.findIndex((port) => now.some((n) => n.port === port && ['single', 'wait_primary', 'primary'].includes(n.reported) && n.reported === n.assigned));
+      return primary >= 0 && await canQuery(socketUrl(ports.nodes[primary]!), 'create temporary table t(); drop table t');
+    }, 5 * 60_000);
+    await waitUntil('the standby to replicate', async () =>
+      (await states().catch(() => [])).some((n) => n.reported === 'secondary' && n.assigned === 'secondary'), 5 * 60_000);
+
+    const local = new pg.Client({ connectionString: socketUrl(ports.nodes[primary]!) });
+    await local.connect();
+    try {
+      await local.query(`alter role postgres with password ${local.escapeLiteral(cfg.POSTGRES_PASSWORD)}`);
+    } finally {
+      await local.end();
+    }
+    const adminUrl = nodeUrl(primary);
+    await migrate(adminUrl, log);
+    await setLoginPasswords(adminUrl, cfg);
+    if (cfg.REPLICATION_PASSWORD) await ensureReplicationRole(adminUrl, cfg.REPLICATION_PASSWORD);
+
+    const hosts = ports.nodes.map((port) => `${host}:${port}`).join(',');
+    return {
+      adminUrl,
+      // Every node, in order: the writer's connection takes the one that accepts writes; PostgREST's
+      // prefers the standby and falls back to the primary.
+      // https://www.postgresql.org/docs/15/libpq-connect.html#LIBPQ-MULTIPLE-HOSTS
+      urlFor: (role) => {
+        const url = new URL(nodeUrl(0, role));
+        return `postgres://${url.username}:${url.password}@${hosts}/postgres?target_session_attrs=${role === 'stats_writer' ? 'read-write' : 'prefer-standby'}`;
+      },
+      server: undefined,
+      monitor,
+      nodes: nodes as [SupervisedPart, SupervisedPart],
+      ports,
+      nodeUrl,
+      states,
+      stop: stopAll,
+      start: async () => {
+        for (const part of started) await part.start();
+      },
+    };
+  } catch (error) {
+    await stopAll();
+    throw error;
+  }
+}
