@@ -72,10 +72,20 @@ export function createFigures(cfg: EdgeConfig, upstream: Upstream): Figures {
     return prepare<PublishedHealth>({ ...record, api_host_reachable: apiHostReachable });
   }, cfg.healthTtlMs);
   const history = new SingleFlight(async () => prepare(await upstream.history()), cfg.statsTtlMs, stale);
-  const log = new SingleFlight(async () => prepare(await upstream.log()), cfg.statsTtlMs, stale);
+  // The log this process serves never goes back: a read from a standby that has not yet replayed the
+  // newest checkpoint (PostgREST prefers the standby and falls back to the primary) keeps the newer view.
+  let newestLog: Prepared<LogRecord> | undefined;
+  const forward = async (record: LogRecord) => {
+    const held = newestLog?.value.log_checkpoint;
+    const read = record.log_checkpoint;
+    if (newestLog && held && read?.origin === held.origin && read.size < held.size) return newestLog;
+    newestLog = await prepare(record);
+    return newestLog;
+  };
+  const log = new SingleFlight(async () => forward(await upstream.log()), cfg.statsTtlMs, stale);
   // At most one such read a second, however many requests name what this view lacks.
   const logNow = new SingleFlight(async () => {
-    const prepared = await prepare(await upstream.logNow());
+    const prepared = await forward(await upstream.logNow());
     log.set(prepared);
     return prepared;
   }, LOG_NOW_MIN_MS);
