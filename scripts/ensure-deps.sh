@@ -27,6 +27,11 @@ fi
 if [ "${1:-}" = --test ] && [ ! -x /usr/lib/postgresql/15/bin/pg_basebackup ] && [ -z "${PG_BIN_DIR:-}" ]; then
   missing="$missing postgresql-client-15"
 fi
+# With --test, or when .env turns the high-availability mode on: Debian's postgresql-15 with
+# pg_auto_failover (postgresql-15-auto-failover, pg-auto-failover-cli).
+if { [ "${1:-}" = --test ] || grep -qs '^POSTGRES_HA=pg_auto_failover' "${ENV_FILE:-.env}"; } && { ! command -v pg_autoctl >/dev/null 2>&1 || [ ! -x /usr/lib/postgresql/15/bin/postgres ]; }; then
+  missing="$missing postgresql-15 postgresql-15-auto-failover pg-auto-failover-cli"
+fi
 if [ -n "$missing" ]; then
   if [ "$(id -u)" = 0 ] && command -v apt-get >/dev/null 2>&1; then
     echo "Installing Debian packages:$missing …"

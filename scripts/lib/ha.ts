@@ -162,8 +162,8 @@ async function initdb(layout: Layout, dir: string, log: Log): Promise<void> {
   await run(layout, path.join(PG_BIN(), 'initdb'), ['-D', dir, '-U', 'postgres', '--encoding=UTF8', '--locale=C', '--auth=trust'], log);
 }
 
-const created = (layout: Layout, pgdata: string) =>
-  existsSync(path.join(layout.env.XDG_CONFIG_HOME!, 'pg_autoctl', pgdata, 'pg_autoctl.cfg'));
+/** Whether pg_autoctl has created the node of `pgdata` (its configuration file lives under XDG_CONFIG_HOME). */
+const created = (layout: Layout, pgdata: string) => existsSync(path.join(layout.dir, 'config', 'pg_autoctl', pgdata, 'pg_autoctl.cfg'));
 
 async function canQuery(url: string, sql = 'select 1'): Promise<boolean> {
   const client = new pg.Client({ connectionString: url, connectionTimeoutMillis: 2000 });
