@@ -1,0 +1,247 @@
+// Losing the primary's machine under POSTGRES_HA=pg_auto_failover: the primary's postgres and its
+// keeper are killed with SIGKILL (and kept down, as a dead machine stays down) while the writer is in
+// the middle of a transaction. pg_auto_failover promotes the standby; the writer reconnects through its
+// multi-host URL and writes again; no commit the writer saw acknowledged is lost; reads never hang;
+// the transparency log never forks and no node serves a smaller log than it did; the old primary
+// rejoins as a standby, where a writer refuses the lock. The figures measured here are the ones
+// docs/scale-out.md gives.
+import { execFile } from 'node:child_process';
+import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import path from 'node:path';
+import { promisify } from 'node:util';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { addDays, todayUtc } from '../../contract/dates.ts';
+import { API_PATHS, SITE_PATHS } from '../../contract/paths.ts';
+import { ROOT_DIR } from '../../scripts/lib/config.ts';
+import type { HaDatabase } from '../../scripts/lib/ha.ts';
+import { query } from '../support/db.ts';
+import { fakeAccount, FakePolymarket, writerEnv as polymarketEnv } from '../support/fake-polymarket.ts';
+import { startTestStack, type TestStack } from '../support/stack.ts';
+import { cliEnv, runCli, startCli } from '../support/writer.ts';
+
+const run = promisify(execFile);
+const today = todayUtc();
+const HEARTBEAT_SECONDS = 2;
+/** How long the test instrument holds each heartbeat's transaction open, so a kill can land inside one. */
+const HEARTBEAT_HOLD_SECONDS = 1.5;
+
+let stack: TestStack;
+let ha: HaDatabase;
+let dir: string;
+let fake: FakePolymarket;
+const started: ReturnType<typeof startCli>[] = [];
+
+const site = () => `http://${stack.cfg.bindHost}:${stack.cfg.sitePort}`;
+const api = () => `http://${stack.cfg.bindHost}:${stack.cfg.apiPort}`;
+const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
+
+async function until<T>(what: string, probe: () => Promise<T | undefined | false>, timeoutMs: number, everyMs = 200): Promise<T> {
+  const deadline = Date.now() + timeoutMs;
+  for (;;) {
+    const value = await probe().catch(() => undefined);
+    if (value) return value;
+    if (Date.now() > deadline) throw new Error(`timed out after ${timeoutMs} ms waiting for ${what}`);
+    await sleep(everyMs);
+  }
+}
+
+/** The writer CLI's environment: every node in one multi-host URL, and one signer state file across the failover. */
+const writerEnv = (extra: Record<string, string> = {}) => cliEnv(stack, {
+  WRITER_DATABASE_URL: stack.db.urlFor('stats_writer'),
+  LOG_SIGNER_STATE: path.join(dir, 'log-signer.json'),
+  ...extra,
+});
+
+/** Final nights (three days old and more) imported through the writer CLI: each import signs a larger checkpoint. */
+async function importNights(from: number, to: number): Promise<void> {
+  const events = [];
+  for (let i = from; i >= to; i--) events.push({ type: 'payout', date: addDays(today, -i), usd: 20 + (i % 9) + 0.25 });
+  const result = await runCli(['import', '-'], writerEnv(), events.map((e) => JSON.stringify(e)).join('\n') + '\n');
+  expect(result.code, result.stdout + result.stderr).toBe(0);
+}
+
+const primaryIndex = async () => {
+  const states = await ha.states();
+  return ha.ports.nodes.findIndex((port) => states.some((s) => s.port === port && ['primary', 'wait_primary', 'single'].includes(s.reported)));
+};
+const writable = async (i: number) =>
+  (await query<{ ro: string }>(ha.nodeUrl(i), "select current_setting('transaction_read_only') as ro"))[0]?.ro === 'off';
+
+/** The newest real checkpoint a database node holds, read on that node alone. */
+const nodeCheckpoint = async (i: number) =>
+  (await query<{ size: string; note: string }>(ha.nodeUrl(i), 'select size, note from stats.log_checkpoint where not is_demo order by size desc limit 1'))[0];
+
+/** The Go reference check (golang.org/x/mod/sumdb/tlog): the log as served now, and that it extends `oldFile`. */
+async function tlogcheck(vkey: string, oldFile: string): Promise<{ size: number; extends?: number }> {
+  const { stdout } = await run('go', ['run', './tests/go/tlogcheck', '-log', site() + SITE_PATHS.LOG.replace(/\/$/, ''), '-vkey', vkey, '-old', oldFile], {
+    cwd: ROOT_DIR,
+    env: { ...process.env, GO111MODULE: 'off', GOPATH: '/usr/share/gocode', GOCACHE: path.join(tmpdir(), 'public-stats-go-cache') },
+  });
+  return JSON.parse(stdout) as { size: number; extends?: number };
+}
+
+beforeAll(async () => {
+  dir = mkdtempSync(path.join(tmpdir(), 'public-stats-failover-'));
+  stack = await startTestStack({ env: { POSTGRES_HA: 'pg_auto_failover', EDGE_HEALTH_TTL_SECONDS: '1', EDGE_UPSTREAM_TIMEOUT_SECONDS: '3' } });
+  ha = stack.ha!;
+  // Test instrument: every heartbeat holds its transaction open a moment, so the kill below lands
+  // inside a writer transaction rather than between two.
+  await query(stack.db.adminUrl, `
+    create function public.hold_heartbeat() returns trigger language plpgsql as $$
+    begin perform pg_sleep(${HEARTBEAT_HOLD_SECONDS}); return null; end $$;
+    create trigger hold_heartbeat after insert on stats.heartbeat for each statement execute function public.hold_heartbeat();`);
+  await importNights(60, 20);
+  // The writer that runs through the failover reads its account from a local fake of Polymarket's APIs.
+  fake = await new FakePolymarket(fakeAccount()).start();
+}, 300_000);
+
+afterAll(async () => {
+  for (const w of started) if (w.child.exitCode === null && w.child.signalCode === null) w.child.kill('SIGKILL');
+  await Promise.all(started.map((w) => w.result));
+  await fake?.stop();
+  await stack?.destroy();
+  rmSync(dir, { recursive: true, force: true });
+});
+
+describe('automatic failover (pg_auto_failover)', () => {
+  it('replicates synchronously, and the writer and PostgREST reach the nodes through multi-host URLs', async () => {
+    const states = await ha.states();
+    expect(states.map((s) => s.reported).sort()).toEqual(['primary', 'secondary']);
+    const primary = await primaryIndex();
+    const [settings] = await query<{ commit: string; standbys: string }>(ha.nodeUrl(primary),
+      "select current_setting('synchronous_commit') as commit, current_setting('synchronous_standby_names') as standbys");
+    expect(settings!.commit).toBe('on');
+    expect(settings!.standbys).toMatch(/^ANY 1 \(pgautofailover_standby_\d+\)$/);
+    expect(stack.db.urlFor('stats_writer')).toMatch(/^postgres:\/\/stats_writer:[^@]+@[^/]+,[^/]+\/postgres\?target_session_attrs=read-write$/);
+    expect(stack.db.urlFor('authenticator')).toMatch(/,.*target_session_attrs=prefer-standby$/);
+  });
+
+  it('promotes the standby when the primary\'s postgres and keeper are killed mid-transaction; no acknowledged commit is lost, reads never hang, the log never forks', async () => {
+    const vkey = /note verifier key \(C2SP signed-note\) is `([^`]+)`/.exec(await (await fetch(site() + SITE_PATHS.LLMS_TXT)).text())![1]!;
+    const writer = startCli(['run'], writerEnv({
+      ...polymarketEnv(fake), WRITER_NAME: 'ha-writer', WRITER_HEARTBEAT_SECONDS: String(HEARTBEAT_SECONDS), WRITER_LOG_LEVEL: 'debug',
+    }));
+    started.push(writer);
+    writer.child.stdin!.end();
+    const lines = () => writer.stdout().split('\n').filter((l) => l.startsWith('{')).map((l) => JSON.parse(l) as Record<string, any>);
+    await until('the writer to hold the lock and write heartbeats', async () => lines().filter((l) => l.msg === 'heartbeat done').length >= 2, 60_000);
+
+    // Pollers, from before the kill until the end: the service's reads, and the log as every source serves it.
+    let polling = true;
+    const reads: { path: string; status: number | 'hung'; retryAfter: string | null; json: boolean; ms: number }[] = [];
+    const served = new Map<string, { size: number; note: string }[]>();
+    const see = (source: string, size: number, note: string) => {
+      const seen = served.get(source) ?? [];
+      if (seen.at(-1)?.note !== note) seen.push({ size, note });
+      served.set(source, seen);
+    };
+    const pollReads = (async () => {
+      while (polling) {
+        for (const [origin, p, headers] of [[site(), SITE_PATHS.SITE_STATS, {}], [api(), API_PATHS.HEALTH, { apikey: stack.cfg.ANON_KEY }]] as const) {
+          const t0 = Date.now();
+          try {
+            const res = await fetch(origin + p, { headers, signal: AbortSignal.timeout(15_000) });
+            const body = await res.text();
+            let json = true;
+            try { JSON.parse(body); } catch { json = false; }
+            reads.push({ path: p, status: res.status, retryAfter: res.headers.get('retry-after'), json, ms: Date.now() - t0 });
+          } catch {
+            reads.push({ path: p, status: 'hung', retryAfter: null, json: false, ms: Date.now() - t0 });
+          }
+        }
+        await sleep(250);
+      }
+    })();
+    const pollLog = (async () => {
+      while (polling) {
+        const res = await fetch(site() + SITE_PATHS.LOG_CHECKPOINT, { signal: AbortSignal.timeout(15_000) }).catch(() => undefined);
+        if (res?.status === 200) {
+          const note = await res.text();
+          see('site', Number(note.split('\n')[1]), note);
+        }
+        for (const i of [0, 1]) {
+          const c = await nodeCheckpoint(i).catch(() => undefined);
+          if (c) see(`node${i + 1}`, Number(c.size), c.note);
+        }
+        await sleep(300);
+      }
+    })();
+
+    // The kill lands while the writer's backend is inside a transaction on the primary.
+    const old = await primaryIndex();
+    expect(old).toBeGreaterThanOrEqual(0);
+    await until('a writer transaction in flight on the primary', async () =>
+      (await query(ha.nodeUrl(old), "select 1 from pg_stat_activity where application_name = 'stats-writer ha-writer' and xact_start is not null and state = 'active'")).length > 0, 30_000, 20);
+    const acknowledgedBefore = lines().filter((l) => l.msg === 'heartbeat done').length;
+    const postmaster = Number(readFileSync(path.join(stack.cfg.dataDir, 'ha', `node${old + 1}`, 'postmaster.pid'), 'utf8').split('\n')[0]);
+    const keeper = ha.nodes[old]!.child!.process.pid!;
+    const killedAt = Date.now();
+    process.kill(postmaster, 'SIGKILL');
+    process.kill(-keeper, 'SIGKILL');
+    // A dead machine stays down: its keeper is not restarted until the test brings it back.
+    await ha.nodes[old]!.stop();
+    const standby = 1 - old;
+
+    await until('the standby to take writes', () => writable(standby), 120_000, 250);
+    const promotedMs = Date.now() - killedAt;
+    const resumed = await until('a heartbeat on the new primary', async () =>
+      (await query<{ at: Date }>(ha.nodeUrl(standby), "select max(at) as at from stats.heartbeat where writer = 'ha-writer' and at > $1", [new Date(killedAt)]))[0]?.at, 180_000, 250);
+    const heartbeatsResumedMs = resumed.getTime() - killedAt;
+    await sleep(3000);
+    polling = false;
+    await Promise.all([pollReads, pollLog]);
+    console.log(`failover: standby writable ${promotedMs} ms after the kill; heartbeats again after ${heartbeatsResumedMs} ms; ${reads.length} reads, slowest ${Math.max(...reads.map((r) => r.ms))} ms`);
+    expect(promotedMs).toBeLessThanOrEqual(60_000);
+    expect(heartbeatsResumedMs).toBeLessThanOrEqual(90_000);
+
+    // Every heartbeat the writer saw committed before the kill is on the new primary (the kill may
+    // have taken the one in flight, never one it was told had committed).
+    const [kept] = await query<{ n: string }>(ha.nodeUrl(standby), "select count(*) as n from stats.heartbeat where writer = 'ha-writer' and at <= $1", [new Date(killedAt)]);
+    expect(Number(kept!.n)).toBeGreaterThanOrEqual(acknowledgedBefore);
+    expect(lines().some((l) => /lost the writer lock/.test(l.msg))).toBe(true);
+
+    // Reads kept answering: a 200, or a JSON 503 with Retry-After; none hung.
+    expect(reads.length).toBeGreaterThan(20);
+    const bad = reads.filter((r) => !(r.status === 200 || (r.status === 503 && r.json && r.retryAfter !== null)));
+    expect(bad).toEqual([]);
+
+    // The log, as every source served it: sizes never went back, and (after the writer stops and more
+    // nights are signed on the new primary) each checkpoint served is a prefix of the newest, by Go's tlog.
+    writer.child.kill('SIGTERM');
+    await writer.result;
+    await importNights(19, 3);
+    const newest = await until('the site to serve the newest checkpoint', async () => {
+      const note = await (await fetch(site() + SITE_PATHS.LOG_CHECKPOINT)).text();
+      return Number(note.split('\n')[1]) === 58 && note;
+    }, 30_000);
+    expect(Number(newest.split('\n')[1])).toBe(58);
+    const all = new Map<string, number>();
+    for (const [source, seen] of served) {
+      expect(seen.length, `${source} served a checkpoint`).toBeGreaterThan(0);
+      const sizes = seen.map((s) => s.size);
+      expect(sizes, `sizes ${source} served`).toEqual([...sizes].sort((a, b) => a - b));
+      for (const s of seen) all.set(s.note, s.size);
+    }
+    expect([...all.values()]).toContain(41);
+    for (const [note, size] of all) {
+      const file = path.join(dir, `served-${size}.checkpoint`);
+      writeFileSync(file, note);
+      const check = await tlogcheck(vkey, file);
+      expect(check).toMatchObject({ size: 58, extends: size });
+    }
+    const health = await (await fetch(api() + API_PATHS.HEALTH, { headers: { apikey: stack.cfg.ANON_KEY } })).json() as { log: { halted: string | null; size: number } };
+    expect(health.log).toMatchObject({ halted: null, size: 58 });
+
+    // The old primary comes back as a standby of the new one, and a writer pointed at it refuses the lock.
+    await ha.nodes[old]!.start();
+    await until('the old primary to rejoin as a standby', async () =>
+      (await ha.states()).find((s) => s.port === ha.ports.nodes[old])?.reported === 'secondary', 180_000, 500);
+    const [rejoined] = await query<{ r: boolean }>(ha.nodeUrl(old), 'select pg_is_in_recovery() as r');
+    expect(rejoined!.r).toBe(true);
+    expect((await nodeCheckpoint(old))!.size).toBe('58');
+    const refused = await runCli(['sign'], writerEnv({ WRITER_DATABASE_URL: ha.nodeUrl(old, 'stats_writer') }));
+    expect(refused.code, refused.stdout + refused.stderr).not.toBe(0);
+    expect(refused.stdout + refused.stderr).toMatch(/recovery|standby|read-only|read-write/i);
+  }, 600_000);
+});
