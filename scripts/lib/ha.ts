@@ -34,6 +34,9 @@ import type { SupervisedPart } from './supervisor.ts';
 const MONITOR_SETTINGS = {
   'pgautofailover.node_considered_unhealthy_timeout': '10000',
   'pgautofailover.primary_demote_timeout': '20000',
+  // The monitor's first health checks run before the nodes of a restarted stack are back; without a
+  // longer grace (10 s by default) they count as a failure of the primary, and a restart swaps the roles.
+  'pgautofailover.startup_grace_period': '30000',
 };
 
 export interface HaPorts {
@@ -93,6 +96,7 @@ function layoutOf(cfg: Config): Layout {
       PGHOST: path.join(dir, 'run'),
       XDG_CONFIG_HOME: path.join(dir, 'config'),
       XDG_DATA_HOME: path.join(dir, 'share'),
+      XDG_RUNTIME_DIR: path.join(dir, 'runtime'),
       LC_MESSAGES: 'C',
       ...SERVER_MALLOC_ENV,
     },
@@ -184,6 +188,7 @@ export async function openHaDatabase(cfg: Config, ports: HaPorts, log: Log, supe
   const autoctl = pgAutoctl();
   ownDir(layout.dir, layout.ids, 0o755);
   ownDir(layout.socketDir, layout.ids, 0o700);
+  ownDir(path.join(layout.dir, 'runtime'), layout.ids, 0o700);
   const host = cfg.bindHost;
   const monitorUri = `postgres://autoctl_node@${host}:${ports.monitor}/pg_auto_failover?sslmode=disable`;
   const socketUrl = (port: number, db = 'postgres') => `postgres://postgres@/${db}?host=${encodeURIComponent(layout.socketDir)}&port=${port}`;
@@ -208,38 +213,44 @@ export async function openHaDatabase(cfg: Config, ports: HaPorts, log: Log, supe
     // pg_autoctl starts postgres with its own listen_addresses on the command line.
     await run(layout, autoctl, ['config', 'set', '--pgdata', layout.monitorDir, 'postgresql.listen_addresses', host], log);
   }
+  // The monitor stops first: with it gone nothing decides a failover, so the nodes stop in the roles
+  // they have, and start again in them.
   const started: SupervisedPart[] = [];
   const stopAll = async () => {
-    // The nodes together (stopping the primary alone would start a failover), then the monitor.
-    await Promise.all(started.slice(1).map((part) => part.stop()));
-    await started[0]?.stop();
+    const monitorPart = started.find((part) => part.name === 'pg-monitor');
+    await monitorPart?.stop();
+    await Promise.all(started.filter((part) => part !== monitorPart).map((part) => part.stop()));
   };
   try {
+    // The monitor first (a keeper that cannot reach it at its start gives up), then the nodes made
+    // before together, so that it finds both reporting in the roles they had. A node not made yet
+    // joins through the monitor.
+    const nodes: (SupervisedPart | undefined)[] = [undefined, undefined];
+    const runNode = async (i: 0 | 1) => {
+      const port = ports.nodes[i];
+      // Ready once it serves queries on its socket, as primary or standby.
+      nodes[i] = await keeper(`pg-node${i + 1}`, layout.nodeDirs[i], () => canQuery(socketUrl(port)));
+      started.push(nodes[i]!);
+    };
+    const made = ([0, 1] as const).filter((i) => created(layout, layout.nodeDirs[i]));
     const monitor = await keeper('pg-monitor', layout.monitorDir, () => canQuery(monitorUri));
     started.push(monitor);
-
-    const nodes: SupervisedPart[] = [];
-    for (const i of [0, 1] as const) {
+    await Promise.all(made.map(runNode));
+    for (const i of ([0, 1] as const).filter((n) => !made.includes(n))) {
       const pgdata = layout.nodeDirs[i];
-      const port = ports.nodes[i];
-      if (!created(layout, pgdata)) {
-        log(`Creating Postgres node ${i + 1} in ${pgdata}${i ? ' (a copy of the primary, as its standby)' : ''} …`);
-        if (i === 0) {
-          await initdb(layout, pgdata, log);
-          appendFileSync(path.join(pgdata, 'postgresql.conf'), serverSettings(cfg, layout));
-          writeFileSync(path.join(pgdata, 'pg_hba.conf'), hba(false));
-        } else {
-          // pg_autoctl copies the primary with pg_basebackup, its configuration files with it.
-          ownDir(pgdata, layout.ids, 0o700);
-        }
-        await run(layout, autoctl, ['create', 'postgres', '--pgctl', path.join(PG_BIN(), 'pg_ctl'), '--pgdata', pgdata, '--pgport', String(port), '--listen', host,
-          '--hostname', host, '--name', `node${i + 1}`, '--monitor', monitorUri, '--username', 'postgres', '--dbname', 'postgres',
-          '--no-ssl', '--skip-pg-hba', '--replication-quorum', 'true'], log);
+      log(`Creating Postgres node ${i + 1} in ${pgdata}${i ? ' (a copy of the primary, as its standby)' : ''} …`);
+      if (i === 0) {
+        await initdb(layout, pgdata, log);
+        appendFileSync(path.join(pgdata, 'postgresql.conf'), serverSettings(cfg, layout));
+        writeFileSync(path.join(pgdata, 'pg_hba.conf'), hba(false));
+      } else {
+        // pg_autoctl copies the primary with pg_basebackup, its configuration files with it.
+        ownDir(pgdata, layout.ids, 0o700);
       }
-      // Ready once it serves queries on its socket, as primary or standby.
-      const part = await keeper(`pg-node${i + 1}`, pgdata, () => canQuery(socketUrl(port)));
-      nodes.push(part);
-      started.push(part);
+      await run(layout, autoctl, ['create', 'postgres', '--pgctl', path.join(PG_BIN(), 'pg_ctl'), '--pgdata', pgdata, '--pgport', String(ports.nodes[i]), '--listen', host,
+        '--hostname', host, '--name', `node${i + 1}`, '--monitor', monitorUri, '--username', 'postgres', '--dbname', 'postgres',
+        '--no-ssl', '--skip-pg-hba', '--replication-quorum', 'true'], log);
+      await runNode(i);
     }
 
     const states = async (): Promise<HaNodeState[]> => {
