@@ -11,7 +11,8 @@
 #   PGAF_INITDB         "true" on the node that starts the formation: it makes the cluster itself
 #   POSTGRES_PASSWORD   the superuser's password, which pg_auto_failover's own roles share
 #
-# Client authentication is the mounted pg_hba.conf (hba_file), not pg_autoctl's (--skip-pg-hba):
+# Client authentication is the mounted pg_hba.conf (hba_file), not pg_autoctl's (--skip-pg-hba, which
+# pg_autoctl 2.0 refuses beside --auth; Postgres 15 stores passwords as scram-sha-256 by default):
 # pg_autoctl writes host names into pg_hba.conf, and Postgres matches a host name by reverse DNS,
 # which on a Docker network answers the container's name, not the service's. Every role logs in with
 # scram-sha-256: autoctl_node (the nodes' calls to the monitor) and pgautofailover_replicator
@@ -75,7 +76,7 @@ case "$kind" in
   monitor)
     if [ "$created" = false ] && [ ! -s "$PGDATA/PG_VERSION" ]; then bootstrap; fi
     exec pg_autoctl create monitor --pgdata "$PGDATA" --pgport 5432 --hostname "$PGAF_HOSTNAME" \
-      --auth scram-sha-256 --skip-pg-hba --no-ssl --run
+      --skip-pg-hba --no-ssl --run
     ;;
   postgres)
     : "${PGAF_NAME:?set PGAF_NAME to the node's name}"
@@ -88,7 +89,7 @@ case "$kind" in
     # https://pg-auto-failover.readthedocs.io/en/v2.0/ref/pg_autoctl_create_postgres.html
     exec pg_autoctl create postgres --pgdata "$PGDATA" --pgport 5432 --listen '*' --hostname "$PGAF_HOSTNAME" \
       --name "$PGAF_NAME" --monitor "postgres://autoctl_node@$PGAF_MONITOR_HOST:5432/pg_auto_failover?sslmode=disable" \
-      --username postgres --dbname postgres --auth scram-sha-256 --skip-pg-hba --no-ssl \
+      --username postgres --dbname postgres --skip-pg-hba --no-ssl \
       --replication-quorum true --run
     ;;
   *)
