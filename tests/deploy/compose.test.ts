@@ -21,10 +21,10 @@ import { LOCATION_FILES, writeLocations } from '../../site/render/locations.ts';
 
 interface Service {
   image?: string;
+  build?: { context: string; dockerfile: string };
   profiles?: string[];
   entrypoint?: string[];
   user?: string;
-  build?: unknown;
   command?: string[];
   ports?: string[];
   environment?: Record<string, string>;
@@ -38,6 +38,12 @@ const composeText = readFileSync(path.join(ROOT_DIR, 'docker-compose.yml'), 'utf
 const compose = parseYaml(composeText, { merge: true }) as { services: Record<string, Service>; volumes: Record<string, unknown> };
 const services = compose.services;
 const ONE_SHOT = new Set(['migrate', 'site']);
+const HA_SERVICES = ['pg-monitor', 'pg-node1', 'pg-node2'];
+const HA_SCRIPT = path.join(ROOT_DIR, 'scripts/deploy/pg-auto-failover.sh');
+const HA_DOCKERFILE = path.join(ROOT_DIR, 'scripts/deploy/pg-auto-failover.Dockerfile');
+/** Every postgres:// URL in the file, with the service and variable that hold it. */
+const databaseUrls = Object.entries(services).flatMap(([name, s]) => Object.entries(s.environment ?? {})
+  .filter(([, v]) => /^postgres(ql)?:\/\//.test(String(v))).map(([key, url]) => ({ name, key, url: String(url) })));
 
 describe('docker-compose.yml', () => {
   it('validates against the Compose specification JSON schema', () => {
@@ -58,13 +64,13 @@ describe('docker-compose.yml', () => {
   });
 
   it('has the services the design names, the database on a named volume', () => {
-    expect(Object.keys(services).sort()).toEqual(['auth', 'backup', 'db', 'db-replica', 'edge', 'gateway', 'migrate', 'rest', 'rest-replica', 'site', 'writer', 'writer-standby']);
+    expect(Object.keys(services).sort()).toEqual(['auth', 'backup', 'db', 'db-replica', 'edge', 'gateway', 'migrate', 'pg-monitor', 'pg-node1', 'pg-node2', 'rest', 'rest-replica', 'site', 'writer', 'writer-standby']);
     expect(services.db!.volumes).toContain('db-data:/var/lib/postgresql/data');
     expect(compose.volumes).toHaveProperty('db-data');
   });
 
   it('runs both database services with the malloc settings of the embedded server', () => {
-    for (const name of ['db', 'db-replica']) expect(services[name]!.environment, name).toMatchObject(SERVER_MALLOC_ENV);
+    for (const name of ['db', 'db-replica', 'pg-node1', 'pg-node2']) expect(services[name]!.environment, name).toMatchObject(SERVER_MALLOC_ENV);
   });
 
   it('pins every image to a version, PostgREST and Postgres to the ones the tests run', () => {
@@ -174,7 +180,7 @@ describe('docker-compose.yml', () => {
   });
 
   it('offers a streaming read replica under the "replica" profile, made by the script the local replica runs', () => {
-    for (const [name, s] of Object.entries(services)) expect(s.profiles, name).toEqual(name.endsWith('-replica') ? ['replica'] : undefined);
+    for (const [name, s] of Object.entries(services)) expect(s.profiles, name).toEqual(name.endsWith('-replica') ? ['replica'] : HA_SERVICES.includes(name) ? ['ha'] : undefined);
     const replica = services['db-replica']!;
     expect(replica.image).toBe(services.db!.image);
     // The entrypoint is scripts/deploy/replica.sh, mounted: pg_basebackup -R from db on the first start.
@@ -199,6 +205,86 @@ describe('docker-compose.yml', () => {
     expect(services.migrate!.environment!.REPLICATION_PASSWORD).toBe('${REPLICATION_PASSWORD:-}');
     expect(replica.depends_on).toEqual({ migrate: { condition: 'service_completed_successfully' } });
     expect(services['rest-replica']!.depends_on).toEqual({ 'db-replica': { condition: 'service_healthy' } });
+  });
+
+  it('points every connection to the primary database at DATABASE_HOSTS, db unless set, and at the primary among them', () => {
+    const primary = databaseUrls.filter(({ name }) => name !== 'rest-replica');
+    expect(primary.map(({ name, key }) => `${name}.${key}`).sort()).toEqual(['auth.GOTRUE_DB_DATABASE_URL', 'backup.DATABASE_URL', 'migrate.DATABASE_URL', 'rest.PGRST_DB_URI', 'writer-standby.WRITER_DATABASE_URL', 'writer.WRITER_DATABASE_URL']);
+    for (const { name, url } of primary) {
+      const parsed = new URL(url.replace(/\$\{([A-Z_]+)[^}]*\}@\$\{DATABASE_HOSTS:-db:5432\}/, 'secret@db:5432'));
+      expect(parsed.host, name).toBe('db:5432');
+      // the writers, migrations, auth and backups write or must see every commit; PostgREST listens
+      // for schema reloads, which a hot standby refuses
+      expect(parsed.searchParams.get('target_session_attrs'), name).toBe('read-write');
+    }
+    // a multi-host URL as libpq and node-postgres read it: the host list in place of one host
+    const ha = primary[0]!.url.replace('${DATABASE_HOSTS:-db:5432}', 'pg-node1:5432,pg-node2:5432').replace(/\$\{[^}]*\}/g, 'secret');
+    expect(ha).toMatch(/@pg-node1:5432,pg-node2:5432\/postgres\?/);
+  });
+
+  it('offers pg_auto_failover under the "ha" profile: a monitor and two nodes on the pinned Postgres image', () => {
+    const dockerfile = readFileSync(HA_DOCKERFILE, 'utf8');
+    expect(dockerfile.match(/^FROM (\S+)$/m)?.[1]).toBe(services.db!.image);
+    // pg_auto_failover 2 from the PostgreSQL apt repository, the server's minor kept
+    expect(dockerfile).toMatch(/apt-get install [^\n]*'pg-auto-failover-cli=2\.\*' 'postgresql-15-auto-failover=2\.\*'/);
+    expect(dockerfile).toMatch(/apt-mark hold postgresql-15\b/);
+    const script = path.relative(ROOT_DIR, HA_SCRIPT);
+    for (const name of HA_SERVICES) {
+      const s = services[name]!;
+      expect(s.build, name).toEqual({ context: '.', dockerfile: path.relative(ROOT_DIR, HA_DOCKERFILE) });
+      expect(s.user, name).toBe('postgres');
+      const mounted = s.volumes!.find((v) => v.startsWith(`./${script}:`))!.split(':')[1]!;
+      expect(s.entrypoint, name).toEqual(['sh', mounted, name === 'pg-monitor' ? 'monitor' : 'postgres']);
+      // the client authentication db has, mounted where the script points hba_file
+      expect(s.volumes, name).toContain('./scripts/deploy/pg_hba.conf:/etc/postgresql/pg_hba.conf:ro');
+      expect(s.volumes, name).toContain(`${name}-data:/var/lib/postgresql/data`);
+      expect(compose.volumes).toHaveProperty(`${name}-data`);
+      expect(s.environment!.PGDATA, name).toMatch(/^\/var\/lib\/postgresql\/data\/./);
+      expect(s.environment!.PGAF_HOSTNAME, name).toBe(name);
+      expect(s.healthcheck!.test, name).toEqual(['CMD', 'pg_isready', '--host=127.0.0.1', '--username=postgres']);
+      expect(s.environment!.POSTGRES_PASSWORD, name).toMatch(/^\$\{POSTGRES_PASSWORD[:?}]/);
+    }
+    expect(services['pg-node1']!.environment).toMatchObject({ PGAF_NAME: 'node1', PGAF_MONITOR_HOST: 'pg-monitor', PGAF_INITDB: 'true' });
+    expect(services['pg-node2']!.environment).toMatchObject({ PGAF_NAME: 'node2', PGAF_MONITOR_HOST: 'pg-monitor', PGAF_INITDB: 'false' });
+    // the monitor first, then the node that makes the cluster, then the one that copies it
+    expect(services['pg-node1']!.depends_on).toEqual({ 'pg-monitor': { condition: 'service_healthy' } });
+    expect(services['pg-node2']!.depends_on).toEqual({ 'pg-node1': { condition: 'service_healthy' } });
+    expect(services['pg-monitor']!.depends_on).toBeUndefined();
+  });
+
+  it('runs pg_autoctl with synchronous replication, the monitor timing of the local mode and passwords for its roles', () => {
+    execFileSync('sh', ['-n', HA_SCRIPT]);
+    const text = readFileSync(HA_SCRIPT, 'utf8');
+    const commands = text.replace(/\\\n\s*/g, ' ').split('\n').filter((l) => /^\s*exec pg_autoctl create/.test(l));
+    expect(commands).toHaveLength(2);
+    for (const command of commands) {
+      expect(command).toMatch(/ --run$/);
+      // our pg_hba.conf, not pg_autoctl's; pg_autoctl 2.0 refuses --auth beside --skip-pg-hba
+      expect(command).toContain('--skip-pg-hba');
+      expect(command).not.toContain('--auth');
+    }
+    expect(commands[1]).toContain('--replication-quorum true');
+    // the same failover timing as scripts/lib/ha.ts
+    const local = readFileSync(path.join(ROOT_DIR, 'scripts/lib/ha.ts'), 'utf8');
+    for (const setting of ['pgautofailover.node_considered_unhealthy_timeout', 'pgautofailover.primary_demote_timeout']) {
+      const value = local.match(new RegExp(`'${setting.replace('.', '\\.')}': '(\\d+)'`))?.[1];
+      expect(value, setting).toMatch(/^\d+$/);
+      expect(text).toContain(`echo "${setting} = ${value}"`);
+    }
+    // pg_autoctl's roles log in with a password: the replication role on the nodes, the monitor's on it
+    const hba = readFileSync(path.join(ROOT_DIR, 'scripts/deploy/pg_hba.conf'), 'utf8').split('\n').filter((l) => l.trim() && !l.startsWith('#')).map((l) => l.trim().split(/\s+/));
+    expect(hba).toContainEqual(['host', 'replication', 'pgautofailover_replicator', 'all', 'scram-sha-256']);
+    expect(hba.filter((l) => l[0] === 'host' && !['127.0.0.1/32', '::1/128'].includes(l[3]!)).map((l) => l[4])).toEqual(['scram-sha-256', 'scram-sha-256', 'scram-sha-256']);
+    expect(text).toContain("echo \"hba_file = '$hba'\"");
+    expect(text).toMatch(/^hba=\/etc\/postgresql\/pg_hba\.conf$/m);
+  });
+
+  it('has migrate wait for a server that takes writes before it migrates', () => {
+    const command = services.migrate!.command!;
+    expect(command.slice(0, 2)).toEqual(['sh', '-c']);
+    execFileSync('sh', ['-n', '-c', command[2]!.replaceAll('$$', '$')]);
+    expect(command[2]).toContain('psql \"$$DATABASE_URL\"');
+    expect(command[2]).toContain('exec node scripts/deploy/migrate.ts');
   });
 
   it('has the gateway and the edge read through one PostgREST, the primary\'s unless POSTGREST_UPSTREAM names the replica\'s', () => {
