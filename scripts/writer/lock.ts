@@ -209,11 +209,14 @@ export class WriterSession {
   async renew(): Promise<void> {
     const client = await this.#checkout();
     try {
-      await this.#query('select 1', []).then(() => this.#assertHeldHere()).catch((error: unknown) => {
-        if (error instanceof LockLost) throw error;
-        if (this.lost.aborted || sessionGone(error)) throw this.#lockLost();
-        throw error;
-      });
+      await this.#assertHeldHere();
+    } catch (error) {
+      if (error instanceof LockLost) throw error;
+      if (this.lost.aborted || sessionGone(error)) {
+        this.#end(`its connection ended: ${(error as Error).message}`);
+        throw this.#lockLost();
+      }
+      throw error;
     } finally {
       client.release();
     }
