@@ -129,7 +129,7 @@ describe('the writer lock is a lease', () => {
     expect(await writesOf(a.name, stoppedAt)).toEqual([]);
     // The new holder was not disturbed: it kept the lock and went on writing after the old one woke.
     expect(await lockHolders()).toEqual([`${APPLICATION_NAME_PREFIX}${b.name}`]);
-    expect((await heartbeatsOf(b.name, continuedAt)).length).toBeGreaterThanOrEqual(3);
+    expect((await heartbeatsOf(b.name, continuedAt)).length).toBeGreaterThan(0);
     expect(a.child.exitCode).toBeNull();
   }, 90_000);
 
