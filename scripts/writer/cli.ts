@@ -9,7 +9,7 @@ import { openWriterDb } from './db.ts';
 import { seedDemoIfEmpty } from './demo.ts';
 import { HELP } from './help.ts';
 import { importEvents, openInput } from './import.ts';
-import { LockLost, tryWriterLock, WriterSession } from './lock.ts';
+import { LockLost, RENEW_EVERY_MS, STANDBY_ADVICE, tryWriterLock, WriterSession } from './lock.ts';
 import { createLogger, type Logger } from './log.ts';
 import { PolymarketSource } from './polymarket/source.ts';
 import { formatStatus, readStatus } from './status.ts';
@@ -89,9 +89,16 @@ async function run(cfg: WriterConfig, log: Logger): Promise<number> {
  * a second writer beside a running one would poll the source twice.
  */
 async function holdLockOnce(cfg: WriterConfig, log: Logger, command: string, advice: string): Promise<WriterSession | undefined> {
-  const result = await tryWriterLock(cfg.databaseUrl, cfg.name);
+  let result;
+  try {
+    result = await tryWriterLock(cfg.databaseUrl, cfg.name);
+  } catch (error) {
+    log.error(`cannot reach the database: ${command} writes nothing (${(error as Error).message})`);
+    return undefined;
+  }
   if (result instanceof WriterSession) return result;
-  log.error(`another writer (${result.heldBy ?? 'unnamed'}) holds the writer lock: ${command} writes nothing while it runs; ${advice}`);
+  if ('standby' in result) log.error(`${command}: ${STANDBY_ADVICE}.`);
+  else log.error(`another writer (${result.heldBy ?? 'unnamed'}) holds the writer lock: ${command} writes nothing while it runs; ${advice}`);
   return undefined;
 }
 
@@ -103,6 +110,8 @@ async function once(cfg: WriterConfig, log: Logger, duties: LogDuties | undefine
   }
   const session = await holdLockOnce(cfg, log, 'once', 'it does this work already.');
   if (!session) return 1;
+  // A one-shot command renews the lease on a plain timer: a stopped process renews nothing anyway.
+  const stopRenewing = session.renewEvery(RENEW_EVERY_MS);
   try {
     const ctx = { db: session.db, source, log, writer: cfg.name };
     const results = [await heartbeat(ctx), ...(await runCycle(ctx))];
@@ -115,6 +124,7 @@ async function once(cfg: WriterConfig, log: Logger, duties: LogDuties | undefine
     }
     throw error;
   } finally {
+    stopRenewing();
     await session.release();
   }
 }
@@ -148,6 +158,7 @@ async function backfillCommand(cfg: WriterConfig, log: Logger, since: string, du
   }
   const session = await holdLockOnce(cfg, log, 'backfill', 'stop it (and its standby) first, then backfill, then start them again.');
   if (!session) return 1;
+  const stopRenewing = session.renewEvery(RENEW_EVERY_MS);
   try {
     const result = await backfill(session.db, source, since, log);
     log.info('backfill done', { ...result, failed: result.failed.length });
@@ -158,6 +169,7 @@ async function backfillCommand(cfg: WriterConfig, log: Logger, since: string, du
     log.error(`backfill stopped: ${error.message}; run it again to resume.`);
     return 1;
   } finally {
+    stopRenewing();
     await session.release();
   }
 }

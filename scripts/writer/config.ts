@@ -50,6 +50,11 @@ export interface WriterConfig {
   heartbeatMs: number;
   /** A standby says it is still waiting for the writer lock every this many ms (WRITER_STANDBY_LOG_SECONDS). */
   standbyLogMs: number;
+  /**
+   * A step (heartbeat or cycle) running longer than this many ms has stalled (WRITER_STALL_SECONDS):
+   * the writer gives up the writer lock, so a standby takes over from a writer stuck in a step.
+   */
+  stallMs: number;
   /** The least severe level the writer logs (WRITER_LOG_LEVEL). */
   logLevel: Level;
   /** The import refuses dates and timestamps before 1 January of this year. */
@@ -81,6 +86,9 @@ export const WRITER_DEFAULTS = {
   WRITER_INTERVAL_MINUTES: 5,
   WRITER_HEARTBEAT_SECONDS: 60,
   WRITER_STANDBY_LOG_SECONDS: 60,
+  // Beyond the longest step a healthy writer takes: a cycle that waits out a matching-engine restart
+  // (POLYMARKET_RESTART_WAIT_SECONDS) and retries each of its calls stays well under ten minutes.
+  WRITER_STALL_SECONDS: 600,
   IMPORT_EARLIEST_YEAR: 2020,
   WRITER_LOG_LEVEL: 'info',
   SIGNATURE_TYPE: 0,
@@ -238,6 +246,7 @@ export function writerConfigFromEnv(env: Env): WriterConfig {
     intervalMs: positiveNumber(env, 'WRITER_INTERVAL_MINUTES') * 60_000,
     heartbeatMs: positiveNumber(env, 'WRITER_HEARTBEAT_SECONDS') * 1000,
     standbyLogMs: positiveNumber(env, 'WRITER_STANDBY_LOG_SECONDS') * 1000,
+    stallMs: positiveNumber(env, 'WRITER_STALL_SECONDS') * 1000,
     importEarliestYear: year(env, 'IMPORT_EARLIEST_YEAR'),
     logLevel: logLevel(env),
     polymarket: source === 'polymarket' ? polymarketFromEnv(env) : undefined,

@@ -95,12 +95,23 @@ export async function runCycle(ctx: CycleContext, now?: Date): Promise<TaskResul
   return results;
 }
 
+/** How runLoop keeps the writer lock's lease (WriterSession.renew and lapse). */
+export interface LeaseKeeping {
+  renew(): Promise<void>;
+  lapse(why: string): Promise<void>;
+  everyMs: number;
+  /** A step running longer than this has stalled: the writer gives the lock up (WriterConfig.stallMs). */
+  stallMs: number;
+}
+
 /**
  * Runs until `signal` aborts, the demo source finds real data, or the writer lock is lost: a heartbeat
  * every heartbeatMs and a full cycle every intervalMs, on separate timers, so a slow cycle (retries,
- * timeouts) never delays the heartbeat past "alive".
+ * timeouts) never delays the heartbeat past "alive". With `lease`, it renews the lock's lease while
+ * its steps make progress; once one has run longer than lease.stallMs it gives the lock up instead,
+ * so a standby takes over from a writer stuck in a step (its heartbeats alone would keep the lease).
  */
-export async function runLoop(ctx: CycleContext, opts: { intervalMs: number; heartbeatMs: number; signal: AbortSignal }): Promise<'stopped' | 'real data' | 'lock lost'> {
+export async function runLoop(ctx: CycleContext, opts: { intervalMs: number; heartbeatMs: number; signal: AbortSignal; lease?: LeaseKeeping }): Promise<'stopped' | 'real data' | 'lock lost'> {
   // Stops both timers on the caller's signal, when the demo source finds real data, or when the lock is lost.
   const stop = new AbortController();
   opts.signal.addEventListener('abort', () => stop.abort(), { once: true });
@@ -112,8 +123,12 @@ export async function runLoop(ctx: CycleContext, opts: { intervalMs: number; hea
     const timer = setTimeout(resolve, ms);
     stop.signal.addEventListener('abort', () => { clearTimeout(timer); resolve(); }, { once: true });
   });
+  /** When each step under way began. */
+  const running = new Set<{ since: number }>();
   const every = async (ms: number, step: () => Promise<unknown>) => {
     while (!stop.signal.aborted) {
+      const under = { since: Date.now() };
+      running.add(under);
       try {
         await step();
       } catch (error) {
@@ -125,11 +140,47 @@ export async function runLoop(ctx: CycleContext, opts: { intervalMs: number; hea
         }
         // Even the database being away must not end the loop: log it and try again next time.
         ctx.log.error('writer step failed', { error: (error as Error).message });
+      } finally {
+        running.delete(under);
       }
       await sleep(ms);
     }
   };
+  // Resolves when the lease was given up for a stalled step: the loop ends without waiting for that step.
+  let gaveUp!: () => void;
+  const givenUp = new Promise<void>((resolve) => { gaveUp = resolve; });
+  const keepLease = async (lease: LeaseKeeping) => {
+    for (;;) {
+      await sleep(lease.everyMs);
+      if (stop.signal.aborted) return;
+      const stalledMs = Date.now() - Math.min(Infinity, ...[...running].map((r) => r.since));
+      if (stalledMs > lease.stallMs) {
+        const seconds = Math.round(stalledMs / 1000);
+        ctx.log.error('a writer step has made no progress for too long: giving up the writer lock so that a standby takes over', { writer: ctx.writer, stalled_seconds: seconds });
+        ended ??= 'lock lost';
+        await lease.lapse(`a step made no progress for ${seconds} s`);
+        stop.abort();
+        gaveUp();
+        return;
+      }
+      try {
+        await lease.renew();
+      } catch (error) {
+        if (error instanceof LockLost) {
+          ended ??= 'lock lost';
+          stop.abort();
+          return;
+        }
+        ctx.log.warn('renewing the writer lock\'s lease failed', { error: (error as Error).message });
+      }
+    }
+  };
   ctx.log.info('writer running', { writer: ctx.writer, source: ctx.source.name, interval_minutes: opts.intervalMs / 60_000 });
-  await Promise.all([every(opts.heartbeatMs, () => heartbeat(ctx)), every(opts.intervalMs, () => runCycle(ctx))]);
+  const loops = Promise.all([
+    every(opts.heartbeatMs, () => heartbeat(ctx)),
+    every(opts.intervalMs, () => runCycle(ctx)),
+    opts.lease && keepLease(opts.lease),
+  ]);
+  await Promise.race([loops, givenUp]);
   return ended ?? 'stopped';
 }

@@ -42,6 +42,11 @@ WRITER_NAME (or a random name drawn at start); accrual, breadth and capital ever
 WRITER_INTERVAL_MINUTES (default ${WRITER_DEFAULTS.WRITER_INTERVAL_MINUTES}); the last two settled nights and the last settled day's trading
 cost on every cycle. A failing source call is logged and retried next cycle; it never stops the loop.
 A writer whose lock's connection ends writes nothing more and waits as a standby again.
+The lock is a lease: Postgres ends the session of a writer that stops (idle_session_timeout), so a
+standby takes over well within 30 s; a writer whose step (heartbeat or cycle) runs longer than
+WRITER_STALL_SECONDS (default ${WRITER_DEFAULTS.WRITER_STALL_SECONDS}) gives the lock up. WRITER_DATABASE_URL may list several hosts, as
+libpq does (postgres://user:pw@host1:5432,host2:5432/db?target_session_attrs=read-write): the writer
+takes the first that qualifies, and never takes the lock on a standby (a server in recovery).
 With the demo source it first loads the demo history into an empty database, and it stops (saying so)
 once the database holds real data.`,
   once: `Usage: npm run writer -- once

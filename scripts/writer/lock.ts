@@ -9,10 +9,22 @@
 // old writer has no other connection to write through: it must take the lock again first.
 // On top of that, every transaction begins by asking pg_locks, inside the transaction, whether its
 // own backend holds the lock: behind a pooler in transaction mode, where "the session" is not one
-// backend, the writer then refuses to write instead of writing beside another writer.
+// backend, the writer then refuses to write instead of writing beside another writer. The same check
+// asks whether the server is in recovery: advisory locks work on a hot standby too, where they fence
+// nothing, so the writer never takes the lock there and never writes through a session that finds
+// itself on one.
 // https://www.postgresql.org/docs/15/explicit-locking.html#ADVISORY-LOCKS
+//
+// The lock is a lease. The lock's session carries idle_session_timeout, so a holder that stops
+// making progress (stopped, paused, its machine frozen) has its session ended by the server, and with
+// it the lock, without a word from the holder; a holder that runs renews the lease with a cheap
+// statement while its work moves on (runLoop), or on a timer while a one-shot command runs. Once
+// ended, the session is gone for good: this process reaches the database again only by taking the
+// lock afresh (acquireWriterLock or tryWriterLock), which fails while another writer holds it.
+// https://www.postgresql.org/docs/15/runtime-config-client.html#GUC-IDLE-SESSION-TIMEOUT
 import { Kysely, PostgresDialect, sql, type PostgresPool } from 'kysely';
 import pg from 'pg';
+import { connectDatabase, type SessionTimeouts } from './connect.ts';
 import type { StatsTables, WriterDb } from './db.ts';
 import type { Logger } from './log.ts';
 
@@ -34,14 +46,39 @@ const POLL_MS = 1000;
  */
 export const LOST_LOCK_BACKOFF_MS = 5 * POLL_MS;
 
+/**
+ * The lease: how long the lock's session may sit idle before the server ends it. A stalled holder
+ * is idle after at most statement_timeout (a statement it left running ends by then), so a standby
+ * takes over within LEASE_MS + statement_timeout + POLL_MS of the stall, about 21 s, under the 30 s
+ * the service promises; a live holder renews five times per lease, so a late renewal (a long
+ * transaction ahead of it in the session's queue, a garbage-collection pause) still lands in time.
+ */
+export const LEASE_MS = 10_000;
+export const RENEW_EVERY_MS = 2_000;
+
+/**
+ * The lock's session: statements and transactions of the writer are short upserts and reads (tens of
+ * milliseconds), so 10 s is far beyond any of them yet keeps the lease's bound; a transaction idle
+ * that long has a stalled writer behind it.
+ */
+export const LOCK_TIMEOUTS: SessionTimeouts = { statementMs: 10_000, idleInTransactionMs: 10_000, idleSessionMs: LEASE_MS };
+
 const LOCK_ROW = `l.locktype = 'advisory' and l.classid = ${WRITER_LOCK_KEY[0]} and l.objid = ${WRITER_LOCK_KEY[1]} and l.objsubid = 2 and l.granted`;
 
 /** The application_name of the session holding the writer lock in this database, if any. */
 const HOLDER_SQL = `select a.application_name from pg_locks l join pg_stat_activity a on a.pid = l.pid
   where ${LOCK_ROW} and l.database = (select oid from pg_database where datname = current_database())`;
 
-/** Whether the backend running this statement holds the writer lock. */
-const HELD_HERE_SQL = `select exists (select from pg_locks l where ${LOCK_ROW} and l.pid = pg_backend_pid()) as held`;
+/** Whether the backend running this statement holds the writer lock, and whether its server is a standby. */
+const HELD_HERE_SQL = `select exists (select from pg_locks l where ${LOCK_ROW} and l.pid = pg_backend_pid()) as held, pg_is_in_recovery() as recovery`;
+
+/**
+ * Takes the lock unless the server is in recovery, in one statement: CASE evaluates the volatile
+ * lock function only in its branch, so a standby is never asked for the lock at all.
+ */
+const TAKE_SQL = 'select pg_is_in_recovery() as recovery, case when pg_is_in_recovery() then false else pg_try_advisory_lock($1, $2) end as ok';
+
+const ON_STANDBY = 'the database is a standby (in recovery), where the writer lock fences nothing';
 
 /** Thrown by every use of a writer session whose lock is gone. */
 export class LockLost extends Error {
@@ -59,10 +96,17 @@ export async function activeWriter(db: WriterDb): Promise<string | null> {
   return nameOf(rows[0]?.application_name);
 }
 
+/**
+ * SQLSTATEs of the server ending the session: admin_shutdown, crash_shutdown, cannot_connect_now,
+ * database_dropped, idle_session_timeout, and idle_in_transaction_session_timeout.
+ * https://www.postgresql.org/docs/15/errcodes-appendix.html
+ */
+const SESSION_ENDED = new Set(['57P01', '57P02', '57P03', '57P04', '57P05', '25P03']);
+
 /** Whether an error says the session itself is gone: a connection error, or the server ending it. */
 function sessionGone(error: unknown): boolean {
   const code = (error as { code?: unknown }).code;
-  if (typeof code === 'string' && (code.startsWith('08') || code === '57P01' || code === '57P02' || code === '57P03')) return true;
+  if (typeof code === 'string' && (code.startsWith('08') || SESSION_ENDED.has(code))) return true;
   return /Connection terminated|not queryable|ECONNRESET|EPIPE/.test((error as Error).message ?? '');
 }
 
@@ -74,29 +118,45 @@ export class WriterSession {
   readonly lost: AbortSignal;
   #client: pg.Client;
   #ended = new AbortController();
+  #why: string | undefined;
   #turn: Promise<void> = Promise.resolve();
 
   constructor(client: pg.Client) {
     this.#client = client;
     this.lost = this.#ended.signal;
-    // 'error' on an idle session is the server ending it (pg_terminate_backend, a restart) or the
-    // network dropping it; 'end' follows. Either way the lock is gone with the session.
-    client.on('error', () => this.#ended.abort());
-    client.on('end', () => this.#ended.abort());
+    // 'error' on an idle session is the server ending it (pg_terminate_backend, a restart, the lease
+    // running out) or the network dropping it; 'end' follows. Either way the lock is gone with it.
+    client.on('error', (error) => this.#end(`its connection ended: ${error.message}`));
+    client.on('end', () => this.#end('its connection ended'));
     const pool: PostgresPool = { connect: () => this.#checkout(), end: async () => {} };
     this.db = new Kysely<StatsTables>({ dialect: new PostgresDialect({ pool }) });
   }
 
+  /** Why the lock was lost, once it was. */
+  get lostBecause(): string | undefined {
+    return this.#why;
+  }
+
+  /** Marks the session over (the first reason given is the one kept). */
+  #end(why: string) {
+    this.#why ??= why;
+    this.#ended.abort();
+  }
+
+  #lockLost(): LockLost {
+    return new LockLost(`the writer lock was lost (${this.#why ?? 'its connection ended'})`);
+  }
+
   /** Like a pool of one connection: a transaction never shares the session with another statement. */
   async #checkout() {
-    if (this.lost.aborted) throw new LockLost();
+    if (this.lost.aborted) throw this.#lockLost();
     const previous = this.#turn;
     let done!: () => void;
     this.#turn = new Promise<void>((resolve) => { done = resolve; });
     await previous;
     if (this.lost.aborted) {
       done();
-      throw new LockLost();
+      throw this.#lockLost();
     }
     let released = false;
     const client = {
@@ -111,7 +171,7 @@ export class WriterSession {
   }
 
   async #query(text: string, values: readonly unknown[]) {
-    if (this.lost.aborted) throw new LockLost();
+    if (this.lost.aborted) throw this.#lockLost();
     try {
       const result = await this.#client.query(text, [...values]);
       if (/^\s*(begin|start transaction)\b/i.test(text)) await this.#assertHeldHere();
@@ -119,63 +179,92 @@ export class WriterSession {
     } catch (error) {
       if (error instanceof LockLost) throw error;
       if (this.lost.aborted || sessionGone(error)) {
-        this.#ended.abort();
-        throw new LockLost();
+        this.#end(`its connection ended: ${(error as Error).message}`);
+        throw this.#lockLost();
       }
       throw error;
     }
   }
 
+  /**
+   * Asked inside every transaction and at every renewal: the lock is held by this very backend, on a
+   * primary. Otherwise the session is ended, and what runs in it writes nothing.
+   */
   async #assertHeldHere() {
-    const { rows } = await this.#client.query<{ held: boolean }>(HELD_HERE_SQL);
-    if (rows[0]?.held) return;
+    const { rows } = await this.#client.query<{ held: boolean; recovery: boolean }>(HELD_HERE_SQL);
+    const why = rows[0]?.recovery ? ON_STANDBY
+      : rows[0]?.held ? undefined
+      : 'a transaction ran on a backend that does not hold the writer lock (is WRITER_DATABASE_URL a pooler in transaction mode? the writer needs a direct or session-mode connection)';
+    if (!why) return;
     await this.#client.query('rollback').catch(() => {});
-    this.#ended.abort();
+    this.#end(why);
     await this.#client.end().catch(() => {});
-    throw new LockLost('a transaction ran on a backend that does not hold the writer lock (is WRITER_DATABASE_URL a pooler in transaction mode? the writer needs a direct or session-mode connection)');
+    throw new LockLost(why);
+  }
+
+  /**
+   * Renews the lease: a statement through the session (after whatever is ahead of it), which resets
+   * the server's idle_session_timeout and checks that the lock is still held here, on a primary.
+   */
+  async renew(): Promise<void> {
+    const client = await this.#checkout();
+    try {
+      await this.#assertHeldHere();
+    } catch (error) {
+      if (error instanceof LockLost) throw error;
+      if (this.lost.aborted || sessionGone(error)) {
+        this.#end(`its connection ended: ${(error as Error).message}`);
+        throw this.#lockLost();
+      }
+      throw error;
+    } finally {
+      client.release();
+    }
+  }
+
+  /** Renews the lease every `everyMs` until the session ends or the returned function is called (for one-shot commands). */
+  renewEvery(everyMs: number): () => void {
+    const timer = setInterval(() => {
+      void this.renew().catch(() => {});
+    }, everyMs);
+    const stop = () => clearInterval(timer);
+    this.lost.addEventListener('abort', stop, { once: true });
+    return stop;
+  }
+
+  /** Gives the lock up at once, for `why`: what still runs in the session fails with LockLost. */
+  async lapse(why: string): Promise<void> {
+    this.#end(why);
+    await this.#client.end().catch(() => {});
   }
 
   /** Ends the session, which releases the lock; nothing can be written through it afterwards. */
   async release(): Promise<void> {
-    this.#ended.abort();
+    this.#end('this writer released it');
     await this.#client.end().catch(() => {});
   }
 }
 
-async function connect(url: string, name: string): Promise<pg.Client> {
-  const client = new pg.Client({
-    connectionString: url,
-    application_name: `${APPLICATION_NAME_PREFIX}${name}`,
-    connectionTimeoutMillis: 10_000,
-    // This side notices a dead server too, instead of waiting on a silent socket.
-    keepAlive: true,
-    keepAliveInitialDelayMillis: 10_000,
-  });
-  // Until a session owns it, an error on an idle client only means "reconnect", which the caller does.
-  client.on('error', () => {});
-  try {
-    await client.connect();
-    // The server's side: a writer whose machine vanishes (no FIN ever comes) loses its session, and so
-    // the lock, within about 25 s, rather than the operating system's two hours. Ignored on Unix
-    // sockets. https://www.postgresql.org/docs/15/runtime-config-connection.html#GUC-TCP-KEEPALIVES-IDLE
-    await client.query('set tcp_keepalives_idle = 10; set tcp_keepalives_interval = 5; set tcp_keepalives_count = 3; set tcp_user_timeout = 25000');
-  } catch (error) {
-    await client.end().catch(() => {});
-    throw error;
-  }
-  return client;
-}
+const connect = (url: string, name: string): Promise<pg.Client> =>
+  connectDatabase(url, { applicationName: `${APPLICATION_NAME_PREFIX}${name}`, timeouts: LOCK_TIMEOUTS });
 
-/** One attempt on an open client: the session when the lock was free, else the holder's name. */
-async function attempt(client: pg.Client): Promise<WriterSession | { heldBy: string | null }> {
-  const { rows } = await client.query<{ ok: boolean }>('select pg_try_advisory_lock($1, $2) as ok', [...WRITER_LOCK_KEY]);
+/** Why the lock was not taken: another writer holds it (named, when it is one of ours), or the server is a standby. */
+export type LockRefused = { heldBy: string | null } | { standby: true };
+
+/** One attempt on an open client: the session when the lock was free, else why not. */
+async function attempt(client: pg.Client): Promise<WriterSession | LockRefused> {
+  const { rows } = await client.query<{ ok: boolean; recovery: boolean }>(TAKE_SQL, [...WRITER_LOCK_KEY]);
+  if (rows[0]?.recovery) return { standby: true };
   if (rows[0]?.ok) return new WriterSession(client);
   const holder = await client.query<{ application_name: string }>(HOLDER_SQL);
   return { heldBy: nameOf(holder.rows[0]?.application_name) };
 }
 
+/** What a writer says when WRITER_DATABASE_URL leads it to a standby. */
+export const STANDBY_ADVICE = `${ON_STANDBY}: this writer takes no lock and writes nothing there; point WRITER_DATABASE_URL at the primary, or list every node with target_session_attrs=read-write`;
+
 /** Takes the lock if it is free, without waiting (for one-shot commands). */
-export async function tryWriterLock(url: string, name: string): Promise<WriterSession | { heldBy: string | null }> {
+export async function tryWriterLock(url: string, name: string): Promise<WriterSession | LockRefused> {
   const client = await connect(url, name);
   try {
     const result = await attempt(client);
@@ -207,8 +296,8 @@ export async function acquireWriterLock(url: string, name: string, log: Logger,
   const started = Date.now();
   if (opts.firstAskAfterMs) await sleep(opts.firstAskAfterMs, opts.signal);
   let client: pg.Client | undefined;
-  let said: { at: number; what: 'waiting' | 'unreachable' } | undefined;
-  const sayNowAndThen = (what: 'waiting' | 'unreachable', first: () => void, again: () => void) => {
+  let said: { at: number; what: 'waiting' | 'unreachable' | 'standby' } | undefined;
+  const sayNowAndThen = (what: 'waiting' | 'unreachable' | 'standby', first: () => void, again: () => void) => {
     const now = Date.now();
     if (said?.what !== what) first();
     else if (now - said.at >= opts.logEveryMs) again();
@@ -224,6 +313,17 @@ export async function acquireWriterLock(url: string, name: string, log: Logger,
           client = undefined;
           log.info('holding the writer lock: this writer writes', { writer: name, waited_seconds: Math.round((Date.now() - started) / 1000) });
           return result;
+        }
+        if ('standby' in result) {
+          // The next attempt connects afresh, so a multi-host URL finds the primary wherever it is now.
+          await client.end().catch(() => {});
+          client = undefined;
+          const fields = { writer: name, waiting_seconds: Math.round((Date.now() - started) / 1000) };
+          sayNowAndThen('standby',
+            () => log.warn(`${STANDBY_ADVICE}; asking again`, fields),
+            () => log.warn(`still on a standby: ${STANDBY_ADVICE}`, fields));
+          await sleep(POLL_MS, opts.signal);
+          continue;
         }
         const fields = { writer: name, active: result.heldBy, waiting_seconds: Math.round((Date.now() - started) / 1000) };
         sayNowAndThen('waiting',

@@ -6,7 +6,7 @@ import type { WriterConfig } from './config.ts';
 import { runLoop } from './cycle.ts';
 import { DemoSource, seedDemoHistory } from './demo.ts';
 import type { WriterDb } from './db.ts';
-import { acquireWriterLock, LockLost, LOST_LOCK_BACKOFF_MS } from './lock.ts';
+import { acquireWriterLock, LockLost, LOST_LOCK_BACKOFF_MS, RENEW_EVERY_MS } from './lock.ts';
 import type { Logger } from './log.ts';
 import { LogSigner } from './log-signer.ts';
 import { PolymarketSource } from './polymarket/source.ts';
@@ -89,6 +89,7 @@ export function startWriter(cfg: WriterConfig, log: Logger): RunningWriter {
           intervalMs: cfg.intervalMs,
           heartbeatMs: cfg.heartbeatMs,
           signal,
+          lease: { renew: () => session.renew(), lapse: (why) => session.lapse(why), everyMs: RENEW_EVERY_MS, stallMs: cfg.stallMs },
         });
       } catch (error) {
         if (!(error instanceof LockLost)) throw error;
@@ -100,7 +101,7 @@ export function startWriter(cfg: WriterConfig, log: Logger): RunningWriter {
       if (outcome === 'real data') return;
       if (controller.signal.aborted) break;
       log.warn('lost the writer lock: writing nothing until it holds the lock again, which it asks for after a pause that lets a standby take over',
-        { writer: cfg.name, pause_seconds: LOST_LOCK_BACKOFF_MS / 1000 });
+        { writer: cfg.name, reason: session.lostBecause, pause_seconds: LOST_LOCK_BACKOFF_MS / 1000 });
       firstAskAfterMs = LOST_LOCK_BACKOFF_MS;
     }
     log.info('writer stopped', { writer: cfg.name });

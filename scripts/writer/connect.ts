@@ -1,0 +1,202 @@
+// Every connection the writer makes starts here. node-postgres takes one host per connection string,
+// while WRITER_DATABASE_URL may name several, as libpq allows
+// (https://www.postgresql.org/docs/15/libpq-connect.html#LIBPQ-MULTIPLE-HOSTS), so that a writer
+// finds the primary of a failover pair wherever it is. This module does what libpq does with such a
+// URL: it tries each host in order and, under target_session_attrs
+// (https://www.postgresql.org/docs/15/libpq-connect.html#LIBPQ-CONNECT-TARGET-SESSION-ATTRS), keeps
+// the first session that qualifies. A URL naming one host (and no target_session_attrs) is handed to
+// node-postgres exactly as given.
+import pg from 'pg';
+
+/** The libpq values a writer can use: the others (read-only, standby, prefer-standby) pick a server it cannot write on. */
+export type TargetSessionAttrs = 'any' | 'read-write' | 'primary';
+
+const TARGETS: readonly TargetSessionAttrs[] = ['any', 'read-write', 'primary'];
+const READ_ONLY_TARGETS = ['read-only', 'standby', 'prefer-standby'];
+
+/** One server to try: where it is (for messages) and the single-host URL node-postgres is given for it. */
+export interface Candidate {
+  /** host:port as the URL gave them ([v6]:port for IPv6; the port is "default" when none was given). */
+  label: string;
+  url: string;
+}
+
+export interface DatabaseTarget {
+  candidates: Candidate[];
+  targetSessionAttrs: TargetSessionAttrs;
+}
+
+/** The per-session settings that keep a statement or a session from hanging on forever; 0 leaves the server's own value. */
+export interface SessionTimeouts {
+  statementMs: number;
+  idleInTransactionMs: number;
+  idleSessionMs: number;
+}
+
+const URL_PATTERN = /^(postgres(?:ql)?:\/\/)([^/?#]*)([^?#]*)(\?[^#]*)?(#.*)?$/;
+
+function decode(text: string, what: string): string {
+  try {
+    return decodeURIComponent(text);
+  } catch {
+    throw new Error(`WRITER_DATABASE_URL: ${what} "${text}" is not valid percent-encoding.`);
+  }
+}
+
+/** host[:port] or [v6][:port], as one element of a URL's comma-separated host list. */
+function splitHostPort(spec: string): { host: string; port: string } {
+  if (spec.startsWith('[')) {
+    const end = spec.indexOf(']');
+    if (end < 0) throw new Error(`WRITER_DATABASE_URL: the IPv6 address in "${spec}" has no closing bracket.`);
+    const rest = spec.slice(end + 1);
+    if (rest !== '' && !rest.startsWith(':')) throw new Error(`WRITER_DATABASE_URL: unexpected "${rest}" after the IPv6 address in "${spec}".`);
+    return { host: spec.slice(1, end), port: rest.slice(1) };
+  }
+  const colon = spec.indexOf(':');
+  return colon < 0 ? { host: decode(spec, 'host'), port: '' } : { host: decode(spec.slice(0, colon), 'host'), port: spec.slice(colon + 1) };
+}
+
+/**
+ * The servers a connection URL names, in order, and the kind of session it asks for. Hosts come from
+ * the URL's host list or its `host` parameter, ports from each host's own or the `port` parameter:
+ * one port serves every host, or there is one per host; a host without one gets the default (5432,
+ * or PGPORT, as node-postgres has it). Other parameters are kept for every server.
+ */
+export function parseDatabaseUrl(url: string): DatabaseTarget {
+  const match = URL_PATTERN.exec(url);
+  // A key=value string or a socket path: node-postgres reads those itself, one server.
+  if (!match) return { candidates: [{ label: 'the configured server', url }], targetSessionAttrs: 'any' };
+  const [, scheme, authority, path, query = '', fragment = ''] = match as unknown as [string, string, string, string, string | undefined, string | undefined];
+  const at = authority.lastIndexOf('@');
+  const userinfo = at < 0 ? '' : authority.slice(0, at + 1);
+  const hostList = at < 0 ? authority : authority.slice(at + 1);
+
+  // The query's own parameters, kept as written (no re-encoding) except the ones resolved here.
+  const params = query.slice(1).split('&').filter((p) => p !== '');
+  const take = (name: string): string | undefined => {
+    const found = params.filter((p) => decode(p.split('=')[0]!, 'parameter') === name);
+    if (found.length === 0) return undefined;
+    for (const p of found) params.splice(params.indexOf(p), 1);
+    const last = found.at(-1)!;
+    return decode(last.slice(last.indexOf('=') + 1 || last.length).replace(/\+/g, ' '), name);
+  };
+  const hostParam = take('host');
+  const portParam = take('port');
+  const targetParam = take('target_session_attrs');
+
+  const targetSessionAttrs = (targetParam ?? 'any') as TargetSessionAttrs;
+  if (!TARGETS.includes(targetSessionAttrs)) {
+    const why = READ_ONLY_TARGETS.includes(targetParam!) ? 'it asks for a server the writer cannot write on' : 'it is not a value libpq knows';
+    throw new Error(`WRITER_DATABASE_URL: target_session_attrs=${targetParam} is not supported (${why}); use read-write (or primary) to find the primary among several hosts, or any.`);
+  }
+
+  let hosts: { host: string; port: string }[];
+  if (hostParam !== undefined) hosts = hostParam.split(',').map((host) => ({ host, port: '' }));
+  else hosts = hostList.split(',').map(splitHostPort);
+  if (portParam !== undefined) {
+    const ports = portParam.split(',');
+    if (ports.length !== 1 && ports.length !== hosts.length) {
+      throw new Error(`WRITER_DATABASE_URL: ${ports.length} ports for ${hosts.length} hosts; give one port for all, or one per host.`);
+    }
+    hosts = hosts.map((h, i) => ({ host: h.host, port: ports.length === 1 ? ports[0]! : ports[i]! }));
+  }
+  for (const { port } of hosts) {
+    if (port !== '' && !/^\d{1,5}$/.test(port)) throw new Error(`WRITER_DATABASE_URL: "${port}" is not a port number.`);
+  }
+
+  // One server, nothing to choose: node-postgres gets the URL exactly as it was given.
+  if (hosts.length === 1 && targetParam === undefined) {
+    const { host, port } = hosts[0]!;
+    return { candidates: [{ label: labelOf(host, port), url }], targetSessionAttrs };
+  }
+  const candidates = hosts.map(({ host, port }) => {
+    if (host === '') throw new Error('WRITER_DATABASE_URL: an empty host in a list of hosts.');
+    // Given as parameters, which node-postgres prefers to the URL's host and port, so a socket
+    // directory and an IPv6 address need no other spelling.
+    const own = [`host=${encodeURIComponent(host)}`, ...(port === '' ? [] : [`port=${port}`])];
+    return { label: labelOf(host, port), url: `${scheme}${userinfo}${path || '/'}?${[...params, ...own].join('&')}${fragment}` };
+  });
+  return { candidates, targetSessionAttrs };
+}
+
+function labelOf(host: string, port: string): string {
+  return `${host.includes(':') ? `[${host}]` : host || 'localhost'}:${port || 'default'}`;
+}
+
+export interface ConnectOptions {
+  applicationName: string;
+  timeouts: SessionTimeouts;
+  /** How long one server may take to accept a connection before the next is tried. */
+  connectTimeoutMs?: number;
+}
+
+/** Why a session does not qualify under `target`, or undefined when it does (libpq's checks). */
+async function disqualified(client: pg.Client, target: TargetSessionAttrs): Promise<string | undefined> {
+  if (target === 'any') return undefined;
+  // read-write: libpq accepts a session whose transaction_read_only is off (on a standby it is
+  // always on, as it is with default_transaction_read_only = on); primary: one not in recovery.
+  const { rows } = await client.query<{ read_only: string; recovery: boolean }>(
+    "select current_setting('transaction_read_only') as read_only, pg_is_in_recovery() as recovery");
+  const row = rows[0]!;
+  if (target === 'read-write' && row.read_only !== 'off') return row.recovery ? 'it is a standby (in recovery)' : 'its sessions are read-only (default_transaction_read_only is on)';
+  if (target === 'primary' && row.recovery) return 'it is a standby (in recovery)';
+  return undefined;
+}
+
+/**
+ * The SETs that give a session its timeouts and keepalives. Set after connecting, not as startup
+ * options, because poolers in session mode pass SET through but refuse unknown startup parameters.
+ */
+function sessionSettings(t: SessionTimeouts): string {
+  const set = [
+    `set statement_timeout = ${t.statementMs}`,
+    `set idle_in_transaction_session_timeout = ${t.idleInTransactionMs}`,
+    ...(t.idleSessionMs > 0 ? [`set idle_session_timeout = ${t.idleSessionMs}`] : []),
+    // The server's side of a vanished client (no FIN ever comes): its session ends within about 25 s
+    // rather than the operating system's two hours. Ignored on Unix sockets.
+    // https://www.postgresql.org/docs/15/runtime-config-connection.html#GUC-TCP-KEEPALIVES-IDLE
+    'set tcp_keepalives_idle = 10', 'set tcp_keepalives_interval = 5', 'set tcp_keepalives_count = 3', 'set tcp_user_timeout = 25000',
+  ];
+  return set.join('; ');
+}
+
+async function openOne(candidate: Candidate, target: TargetSessionAttrs, opts: ConnectOptions): Promise<pg.Client> {
+  const client = new pg.Client({
+    connectionString: candidate.url,
+    application_name: opts.applicationName,
+    connectionTimeoutMillis: opts.connectTimeoutMs ?? 10_000,
+    // This side notices a dead server too, instead of waiting on a silent socket.
+    keepAlive: true,
+    keepAliveInitialDelayMillis: 10_000,
+  });
+  // Until its user listens, an error on an idle client only means "connect again", which callers do.
+  client.on('error', () => {});
+  try {
+    await client.connect();
+    const why = await disqualified(client, target);
+    if (why) throw new Error(why);
+    await client.query(sessionSettings(opts.timeouts));
+    return client;
+  } catch (error) {
+    await client.end().catch(() => {});
+    throw error;
+  }
+}
+
+/**
+ * A connected session on the first server of `url` that qualifies, with the timeouts set. Every
+ * server failing is one error naming each and why (never the password).
+ */
+export async function connectDatabase(url: string, opts: ConnectOptions): Promise<pg.Client> {
+  const { candidates, targetSessionAttrs } = parseDatabaseUrl(url);
+  if (candidates.length === 1 && targetSessionAttrs === 'any') return openOne(candidates[0]!, 'any', opts);
+  const failures: string[] = [];
+  for (const candidate of candidates) {
+    try {
+      return await openOne(candidate, targetSessionAttrs, opts);
+    } catch (error) {
+      failures.push(`${candidate.label}: ${(error as Error).message}`);
+    }
+  }
+  throw new Error(`no server of WRITER_DATABASE_URL gave a ${targetSessionAttrs === 'any' ? '' : `${targetSessionAttrs} `}session (${failures.join('; ')})`);
+}
