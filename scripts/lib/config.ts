@@ -213,6 +213,19 @@ export function databaseUrl(cfg: Pick<Config, 'databaseUrl' | 'bindHost' | 'post
   return url.toString();
 }
 
+/**
+ * Both nodes of the high-availability mode (POSTGRES_PORT, then POSTGRES_STANDBY_PORT) in one libpq
+ * multi-host URL as `user`: a client tries them in order and keeps the first session `attrs` accepts,
+ * read-write for the writer, prefer-standby for PostgREST's reads.
+ * https://www.postgresql.org/docs/15/libpq-connect.html#LIBPQ-MULTIPLE-HOSTS
+ */
+export function haDatabaseUrl(cfg: Pick<Config, 'bindHost' | 'postgresPort' | 'postgresHa'>, user: { name: string; password: string },
+  attrs: 'read-write' | 'prefer-standby'): string {
+  if (!cfg.postgresHa) throw new Error('haDatabaseUrl needs POSTGRES_HA');
+  const hosts = [cfg.postgresPort, cfg.postgresHa.standbyPort].map((port) => `${cfg.bindHost}:${port}`).join(',');
+  return `postgres://${encodeURIComponent(user.name)}:${encodeURIComponent(user.password)}@${hosts}/postgres?target_session_attrs=${attrs}`;
+}
+
 /** The admin connection of the tools: DATABASE_URL, else the embedded server of `npm start` (which must be running). */
 export function adminDatabaseUrl(env = loadEnv()): string {
   if (env.DATABASE_URL) return env.DATABASE_URL;

@@ -16,7 +16,7 @@ import { execFile } from 'node:child_process';
 import path from 'node:path';
 import { promisify } from 'node:util';
 import pg from 'pg';
-import { databaseUrl, HA_MODE, type Config } from './config.ts';
+import { databaseUrl, HA_MODE, haDatabaseUrl, type Config } from './config.ts';
 import { ensureReplicationRole, setLoginPasswords, SERVER_MALLOC_ENV, type Database, type Supervise } from './database.ts';
 import { migrate } from './migrations.ts';
 import { pgTool } from './pg-tools.ts';
@@ -183,7 +183,9 @@ async function canQuery(url: string, sql = 'select 1'): Promise<boolean> {
 }
 
 /** Starts (creating on the first start) the monitor and both nodes, migrates the primary and sets the login roles' passwords. */
-export async function openHaDatabase(cfg: Config, ports: HaPorts, log: Log, supervise: Supervise): Promise<HaDatabase> {
+export async function openHaDatabase(cfg: Config, log: Log, supervise: Supervise): Promise<HaDatabase> {
+  if (!cfg.postgresHa) throw new Error(`openHaDatabase needs POSTGRES_HA=${HA_MODE}`);
+  const ports: HaPorts = { monitor: cfg.postgresHa.monitorPort, nodes: [cfg.postgresPort, cfg.postgresHa.standbyPort] };
   const layout = layoutOf(cfg);
   const autoctl = pgAutoctl();
   ownDir(layout.dir, layout.ids, 0o755);
@@ -286,16 +288,12 @@ export async function openHaDatabase(cfg: Config, ports: HaPorts, log: Log, supe
     await setLoginPasswords(adminUrl, cfg);
     if (cfg.REPLICATION_PASSWORD) await ensureReplicationRole(adminUrl, cfg.REPLICATION_PASSWORD);
 
-    const hosts = ports.nodes.map((port) => `${host}:${port}`).join(',');
     return {
       adminUrl,
       // Every node, in order: the writer's connection takes the one that accepts writes; PostgREST's
       // prefers the standby and falls back to the primary.
-      // https://www.postgresql.org/docs/15/libpq-connect.html#LIBPQ-MULTIPLE-HOSTS
-      urlFor: (role) => {
-        const url = new URL(nodeUrl(0, role));
-        return `postgres://${url.username}:${url.password}@${hosts}/postgres?target_session_attrs=${role === 'stats_writer' ? 'read-write' : 'prefer-standby'}`;
-      },
+      urlFor: (role) => haDatabaseUrl(cfg, { name: role, password: role === 'authenticator' ? cfg.AUTHENTICATOR_PASSWORD : cfg.WRITER_DB_PASSWORD },
+        role === 'stats_writer' ? 'read-write' : 'prefer-standby'),
       server: undefined,
       monitor,
       nodes: nodes as [SupervisedPart, SupervisedPart],

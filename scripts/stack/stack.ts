@@ -149,7 +149,7 @@ export async function startStack(cfg: Config, options: StackOptions): Promise<St
   const { log } = options;
   try {
     const ha = cfg.postgresHa
-      ? await openHaDatabase(cfg, { monitor: cfg.postgresHa.monitorPort, nodes: [cfg.postgresPort, cfg.postgresHa.standbyPort] }, log, parts.keepRunning)
+      ? await openHaDatabase(cfg, log, parts.keepRunning)
       : undefined;
     const db = ha ?? await openDatabase(cfg, log, parts.keepRunning);
     parts.started.push(db);

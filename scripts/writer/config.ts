@@ -4,7 +4,7 @@ import { randomBytes } from 'node:crypto';
 import { isIP } from 'node:net';
 import { hostname } from 'node:os';
 import path from 'node:path';
-import { configFromEnv, databaseUrl, ROOT_DIR, type Env } from '../lib/config.ts';
+import { configFromEnv, databaseUrl, haDatabaseUrl, ROOT_DIR, type Env } from '../lib/config.ts';
 import type { Level } from './log.ts';
 
 export type SourceName = 'demo' | 'polymarket' | 'none';
@@ -161,7 +161,8 @@ function address(env: Env, name: 'COLLATERAL_TOKEN_ADDRESS'): string {
 function writerDatabaseUrl(env: Env): string {
   if (env.WRITER_DATABASE_URL) return env.WRITER_DATABASE_URL;
   const cfg = configFromEnv(env, ['WRITER_DB_PASSWORD']);
-  return databaseUrl(cfg, { name: 'stats_writer', password: cfg.WRITER_DB_PASSWORD });
+  const user = { name: 'stats_writer', password: cfg.WRITER_DB_PASSWORD };
+  return cfg.postgresHa ? haDatabaseUrl(cfg, user, 'read-write') : databaseUrl(cfg, user);
 }
 
 export function polymarketFromEnv(env: Env): PolymarketConfig {

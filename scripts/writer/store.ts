@@ -57,6 +57,12 @@ async function committing<T>(db: WriterDb, fn: (trx: Trx) => Promise<T>): Promis
   const result = await db.transaction().execute(async (trx) => {
     const value = await fn(trx);
     signed = await appendFinalNights(trx);
+    // The COMMIT waits for the synchronous standby with no statement timeout: a wait the timeout
+    // cancelled would leave the transaction committed on the primary alone (Postgres only warns),
+    // readable there though the standby may never get it, a signed checkpoint among it. It ends when the
+    // standby answers or the failover manager makes the primary asynchronous or demotes it.
+    // https://www.postgresql.org/docs/15/warm-standby.html#SYNCHRONOUS-REPLICATION-HA
+    await sql`set local statement_timeout = 0`.execute(trx);
     return value;
   });
   if (signed) logSigner?.committed(signed);
