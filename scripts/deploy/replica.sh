@@ -22,11 +22,12 @@
 #   PRIMARY_HOST, PRIMARY_PORT (5432)  the primary
 #   PGPASSWORD                         the password of stats_replicator, the role it streams as
 #   PGDATA                             where the replica's cluster lives
-#   REPLICA_SLOT                       its slot's name on the primary (lower case, digits, _), one per replica
+#   REPLICA_SLOT (db_replica)          its slot's name on the primary (lower case, digits, _): one
+#                                      per replica, since a slot keeps the position of one
 set -eu
 : "${PRIMARY_HOST:?set PRIMARY_HOST to the primary's host name}"
 : "${PGDATA:?set PGDATA to the replica's cluster directory}"
-: "${REPLICA_SLOT:?set REPLICA_SLOT to the name of this replica's slot on the primary}"
+REPLICA_SLOT="${REPLICA_SLOT:-db_replica}"
 case "$REPLICA_SLOT" in *[!a-z0-9_]*) echo "db-replica: REPLICA_SLOT may hold lower-case letters, digits and _ only." >&2; exit 2 ;; esac
 PRIMARY_PORT="${PRIMARY_PORT:-5432}"
 primary="host=$PRIMARY_HOST port=$PRIMARY_PORT user=stats_replicator"

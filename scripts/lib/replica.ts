@@ -17,7 +17,7 @@ import { idsOf, type Log } from './processes.ts';
 /** docker-compose's db-replica entrypoint, which the local replica runs too. */
 export const REPLICA_SCRIPT = path.join(ROOT_DIR, 'scripts', 'deploy', 'replica.sh');
 
-/** The replica's slot on the primary unless told otherwise: docker-compose's db-replica uses it too. */
+/** The replica's slot on the primary unless told otherwise (replica.sh's default; docker-compose's db-replica names it too). */
 export const DEFAULT_REPLICA_SLOT = 'db_replica';
 
 /** Whether the database behind `url` is a standby in recovery (a read replica) rather than a primary. */

@@ -191,6 +191,7 @@ describe('docker-compose.yml', () => {
     expect(scriptText).toMatch(new RegExp(`pg_basebackup [^\\n]*--username=${REPLICATION_ROLE}`));
     expect(scriptText).toContain('--write-recovery-conf');
     expect(scriptText).toMatch(/pg_basebackup [^\n]*\n[^\n]*\n\s*--create-slot --slot="\$REPLICA_SLOT"/);
+    expect(scriptText).toContain(`REPLICA_SLOT="\${REPLICA_SLOT:-${DEFAULT_REPLICA_SLOT}}"`);
     // The primary lets the replication role stream: its client authentication is ours, mounted.
     expect(services.db!.command).toEqual(['postgres', '-c', 'hba_file=/etc/postgresql/pg_hba.conf']);
     expect(services.db!.volumes).toContain('./scripts/deploy/pg_hba.conf:/etc/postgresql/pg_hba.conf:ro');
