@@ -3,9 +3,10 @@
 // that replays the primary's WAL and answers read-only queries
 // (https://www.postgresql.org/docs/15/hot-standby.html). It is made and started by the same script
 // docker-compose's db-replica runs (scripts/deploy/replica.sh: pg_basebackup -R into a replication
-// slot of its own on the first start, or when the primary has lost that slot, then the server), here with the embedded server's binary and Debian's postgresql-client-15
-// pg_basebackup: physical replication needs one major version on both sides. The writer, the
-// migrations and the backups stay on the primary; a replica serves the API role only.
+// slot of its own on the first start, or when the primary has lost that slot, then the server), here
+// with the embedded server's binary and Debian's postgresql-client-15 pg_basebackup: physical
+// replication needs one major version on both sides. The writer, the migrations and the backups stay
+// on the primary; a replica serves the API role only.
 import { chownSync, existsSync, mkdirSync } from 'node:fs';
 import path from 'node:path';
 import pg from 'pg';
