@@ -48,7 +48,7 @@ export const MCP_TOOLS = {
   },
   get_health: {
     title: 'Get data freshness and writer liveness',
-    description: 'Whether the payout and accrual data are fresh and the writer is alive, and on a read replica how far its data trail the primary: status "ok", "degraded" or "down".',
+    description: 'Whether the payout and accrual data are fresh and the writer is alive, and on a read replica whether it receives the primary\'s changes and how far its data trail the primary: status "ok", "degraded" or "down".',
     outputSchema: PublishedHealthSchema,
     annotations: { title: 'Get data freshness and writer liveness', ...READ_ONLY },
   },

@@ -128,7 +128,10 @@ export const HealthDataSchema = z.object({
   accrual_age_minutes: count.nullable().describe('Age of that accrual in whole minutes, rounded down.'),
   accrual_fresh: z.boolean().describe('Accrual data freshness (age at most 15 minutes by default).'),
   replica_lag_seconds: count.nullable().describe(
-    'How far the data trails the primary database when this answer comes from a read replica, in whole seconds: 0 once the replica has replayed all it has received, else the age of the last change it has replayed (an upper bound). Past 60 s by default the status is "degraded". null when the answer comes from the primary itself, or from a replica that is behind and has replayed no change since it started (then "degraded").',
+    'How far the data trails the primary database when this answer comes from a read replica, in whole seconds: 0 while the replica streams from the primary and has replayed all it has received, else (behind, or not streaming) the age of the last change it has replayed (an upper bound). Past 60 s by default the status is "degraded". null when the answer comes from the primary itself, or from a replica that has replayed no change since it started and is not caught up (then "degraded").',
+  ),
+  replica_streaming: z.boolean().nullable().describe(
+    'Whether the read replica this answer comes from is receiving the primary\'s changes now (its WAL receiver is streaming); false makes the status "degraded" at once, whatever the lag. null when the answer comes from the primary itself.',
   ),
 }).describe('Data freshness.').register(contract, { id: 'HealthData' });
 
@@ -150,7 +153,7 @@ export const LogHealthSchema = z.object({
 
 export const HealthRecordSchema = z.looseObject({
   status: z.enum(['ok', 'degraded', 'down'])
-    .describe('"ok" when payouts and accruals are fresh, the writer is alive and (on a read replica) the data trails the primary by no more than the bound; "degraded" otherwise; "down" when the database cannot be reached.'),
+    .describe('"ok" when payouts and accruals are fresh, the writer is alive and (on a read replica) the replica streams from the primary and its data trails it by no more than the bound; "degraded" otherwise; "down" when the database cannot be reached.'),
   checked_at: timestamp.describe('Time of the check (ISO 8601 UTC).'),
   data: HealthDataSchema.nullable().describe('Data freshness; null when down.'),
   writer: WriterLivenessSchema.nullable().describe('Writer liveness; null when down.'),

@@ -30,7 +30,7 @@ const SKILLS: AgentSkill[] = [
     'Every settled night since the start, oldest first, with the running gross total, trading cost and capital base. Replies with a short summary and the history record as a data part. Input: text that asks for the history or track record, or a JSON data part {"skill": "history"}.',
     ['history', 'track record'], ['full history', 'Show the whole track record', '{"skill": "history"}']),
   skill('health', 'Data freshness and liveness',
-    'Whether the data are fresh and the writer is alive, and on a read replica how far its data trail the primary ("ok", "degraded" or "down"). Input: text that asks about health, status or freshness, or a JSON data part {"skill": "health"}.',
+    'Whether the data are fresh and the writer is alive, and on a read replica whether it receives the primary\'s changes and how far its data trail the primary ("ok", "degraded" or "down"). Input: text that asks about health, status or freshness, or a JSON data part {"skill": "health"}.',
     ['health', 'freshness'], ['health', 'Is the data fresh?', '{"skill": "health"}']),
 ];
 

@@ -1,8 +1,10 @@
 -- The health record: data freshness and writer liveness, by the thresholds in stats.settings; on a
--- read replica also how far its data trails the primary (null on a primary); and the transparency
--- log's state: its size, whether it is halted and why, and with a witness policy how many witnesses
--- cosigned the latest checkpoint in the latest round and when the quorum last did. A halted log, or a
--- quorum that has not cosigned for 26 hours (a day's resubmission plus slack), is "degraded".
+-- read replica also whether it streams from the primary and how far its data trails it (both null
+-- on a primary), a replica that is not streaming being "degraded" whatever its lag; and the
+-- transparency log's state: its size, whether it is halted and why, and with a witness policy how
+-- many witnesses cosigned the latest checkpoint in the latest round and when the quorum last did. A
+-- halted log, or a quorum that has not cosigned for 26 hours (a day's resubmission plus slack), is
+-- "degraded".
 create function stats.health_at(p_now timestamptz) returns json
 language plpgsql stable set search_path = '' set plan_cache_mode = force_generic_plan as $$
 declare
@@ -19,6 +21,7 @@ declare
   v_alive boolean;
   v_replica boolean := pg_is_in_recovery();
   v_replica_lag integer;
+  v_streaming boolean;
   v_log_size bigint := stats.log_size();
   v_round stats.log_witness_round;
   v_policy stats.log_policy;
@@ -43,12 +46,13 @@ begin
   v_accrual_fresh := coalesce(v_accrual_age <= cfg.accrual_fresh_minutes, false);
   v_alive := coalesce(p_now - v_heartbeat < make_interval(mins => cfg.writer_alive_minutes), false);
   if v_replica then
-    v_replica_lag := stats.replica_lag_seconds(p_now, pg_last_wal_receive_lsn(), pg_last_wal_replay_lsn(), pg_last_xact_replay_timestamp());
+    v_streaming := stats.wal_receiver_streaming();
+    v_replica_lag := stats.replica_lag_seconds(p_now, v_streaming, pg_last_wal_receive_lsn(), pg_last_wal_replay_lsn(), pg_last_xact_replay_timestamp());
   end if;
 
   return json_build_object(
     'status', case when v_fresh and v_accrual_fresh and v_alive and v_log_ok
-      and (not v_replica or coalesce(v_replica_lag <= cfg.replica_lag_max_seconds, false)) then 'ok' else 'degraded' end,
+      and (not v_replica or (v_streaming and coalesce(v_replica_lag <= cfg.replica_lag_max_seconds, false))) then 'ok' else 'degraded' end,
     'checked_at', stats.iso(p_now),
     'data', json_build_object(
       'last_payout_date', v_payout,
@@ -57,7 +61,8 @@ begin
       'last_accrual_at', stats.iso(v_accrual),
       'accrual_age_minutes', v_accrual_age,
       'accrual_fresh', v_accrual_fresh,
-      'replica_lag_seconds', v_replica_lag),
+      'replica_lag_seconds', v_replica_lag,
+      'replica_streaming', v_streaming),
     'writer', json_build_object(
       'last_heartbeat_at', stats.iso(v_heartbeat),
       'alive', v_alive,

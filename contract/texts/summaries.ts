@@ -74,9 +74,17 @@ export function statsSummary(s: PublishedStats): string {
   return lines.join('\n');
 }
 
-/** When the health record came from a read replica of the database: how far its data trails the primary. */
+/**
+ * When the health record came from a read replica of the database: whether it receives the primary's
+ * changes, and how far its data trails the primary.
+ */
 export function replicaLag(h: HealthRecord): string | undefined {
   const lag = h.data?.replica_lag_seconds;
+  if (h.data?.replica_streaming === false) {
+    return lag === null || lag === undefined
+      ? 'Served by a read replica of the database that is not receiving the primary\'s changes.'
+      : `Served by a read replica of the database that is not receiving the primary's changes; its data trails the primary by at most ${lag} s.`;
+  }
   if (lag === null || lag === undefined) return undefined;
   return lag === 0
     ? 'Served by a read replica of the database that has replayed everything the primary has sent it.'

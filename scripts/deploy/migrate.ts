@@ -1,7 +1,7 @@
 // docker-compose's one-shot `migrate` service: applies supabase/migrations (forward only) to DATABASE_URL
 // and sets the login roles' passwords from the environment (with REPLICATION_PASSWORD, the read
-// replica's streaming role too), then exits.
-import { ensureReplicationRole, setLoginPasswords } from '../lib/database.ts';
+// replica's streaming role too, and the cap on the WAL its slot holds), then exits.
+import { ensureReplication, setLoginPasswords } from '../lib/database.ts';
 import { migrate } from '../lib/migrations.ts';
 
 const required = (name: string) => {
@@ -14,7 +14,7 @@ try {
   const adminUrl = required('DATABASE_URL');
   await migrate(adminUrl, (line) => console.log(line));
   await setLoginPasswords(adminUrl, { AUTHENTICATOR_PASSWORD: required('AUTHENTICATOR_PASSWORD'), WRITER_DB_PASSWORD: required('WRITER_DB_PASSWORD') });
-  if (process.env.REPLICATION_PASSWORD) await ensureReplicationRole(adminUrl, process.env.REPLICATION_PASSWORD);
+  if (process.env.REPLICATION_PASSWORD) await ensureReplication(adminUrl, process.env.REPLICATION_PASSWORD);
   console.log('Migrations applied; login roles ready.');
 } catch (error) {
   console.error((error as Error).message);

@@ -214,7 +214,7 @@ export async function openDatabase(cfg: Config, log: Log, supervise: Supervise):
     await migrate(adminUrl, log);
     await setLoginPasswords(adminUrl, cfg);
     // Our own cluster can be copied by a read replica, as docker-compose's db can.
-    if (server && cfg.REPLICATION_PASSWORD) await ensureReplicationRole(adminUrl, cfg.REPLICATION_PASSWORD);
+    if (server && cfg.REPLICATION_PASSWORD) await ensureReplication(adminUrl, cfg.REPLICATION_PASSWORD);
   } catch (error) {
     await server?.stop(); // a failed start leaves no server behind
     throw error;
@@ -245,17 +245,33 @@ export async function setLoginPasswords(adminUrl: string, cfg: Pick<Config, 'AUT
 export const REPLICATION_ROLE = 'stats_replicator';
 
 /**
- * Creates (or updates) the replication role on the primary. It belongs to a cluster one runs
- * oneself, not to the schema, so the migrations leave it out: creating a REPLICATION role takes a
- * superuser, which a hosted database does not hand out (a hosted project has replicas of its own).
+ * The most WAL the primary keeps for a replica's slot beyond what its checkpoints need
+ * (max_slot_wal_keep_size, https://www.postgresql.org/docs/15/runtime-config-replication.html#GUC-MAX-SLOT-WAL-KEEP-SIZE).
+ * A replica cut off, or stopped, catches up by itself while what it missed stays under the cap; past
+ * it the primary's next checkpoint gives up the slot and removes the WAL, and the replica is copied
+ * again when it next starts (scripts/deploy/replica.sh). Without a cap a replica that is gone for good
+ * would fill the primary's disk.
  */
-export async function ensureReplicationRole(adminUrl: string, password: string): Promise<void> {
+export const SLOT_WAL_CAP = '1GB';
+
+/**
+ * Readies the primary for read replicas: creates (or updates) the replication role, and caps the WAL
+ * the replicas' slots hold. Both belong to a cluster one runs oneself, not to the schema, so the
+ * migrations leave them out: a REPLICATION role and ALTER SYSTEM take a superuser, which a hosted
+ * database does not hand out (a hosted project has replicas of its own). The cap is written with
+ * ALTER SYSTEM (the cluster's postgresql.auto.conf) and takes effect on a reload, so the embedded
+ * server and docker-compose's db (through its migrate service) get it from this one place; a value
+ * given on the server's command line would override it.
+ */
+export async function ensureReplication(adminUrl: string, password: string): Promise<void> {
   if (!password) throw new Error('REPLICATION_PASSWORD is not set: run `npm run keys` to generate it into .env.');
   const client = new pg.Client({ connectionString: adminUrl });
   await client.connect();
   try {
     const exists = (await client.query('select from pg_roles where rolname = $1', [REPLICATION_ROLE])).rowCount;
     await client.query(`${exists ? 'alter' : 'create'} role ${REPLICATION_ROLE} with login replication password ${client.escapeLiteral(password)}`);
+    await client.query(`alter system set max_slot_wal_keep_size = ${client.escapeLiteral(SLOT_WAL_CAP)}`);
+    await client.query('select pg_reload_conf()');
   } finally {
     await client.end();
   }

@@ -2,10 +2,11 @@
 // (https://www.postgresql.org/docs/15/warm-standby.html#STREAMING-REPLICATION), run as a hot standby
 // that replays the primary's WAL and answers read-only queries
 // (https://www.postgresql.org/docs/15/hot-standby.html). It is made and started by the same script
-// docker-compose's db-replica runs (scripts/deploy/replica.sh: pg_basebackup -R on the first start,
-// then the server), here with the embedded server's binary and Debian's postgresql-client-15
-// pg_basebackup: physical replication needs one major version on both sides. The writer, the
-// migrations and the backups stay on the primary; a replica serves the API role only.
+// docker-compose's db-replica runs (scripts/deploy/replica.sh: pg_basebackup -R into a replication
+// slot of its own on the first start, or when the primary has lost that slot, then the server), here
+// with the embedded server's binary and Debian's postgresql-client-15 pg_basebackup: physical
+// replication needs one major version on both sides. The writer, the migrations and the backups stay
+// on the primary; a replica serves the API role only.
 import { chownSync, existsSync, mkdirSync } from 'node:fs';
 import path from 'node:path';
 import pg from 'pg';
@@ -16,6 +17,9 @@ import { idsOf, type Log } from './processes.ts';
 
 /** docker-compose's db-replica entrypoint, which the local replica runs too. */
 export const REPLICA_SCRIPT = path.join(ROOT_DIR, 'scripts', 'deploy', 'replica.sh');
+
+/** The replica's slot on the primary unless told otherwise (replica.sh's default; docker-compose's db-replica names it too). */
+export const DEFAULT_REPLICA_SLOT = 'db_replica';
 
 /** Whether the database behind `url` is a standby in recovery (a read replica) rather than a primary. */
 export async function isReplica(url: string): Promise<boolean> {
@@ -39,6 +43,8 @@ export interface ReplicaOptions {
    */
   dir: string;
   port: number;
+  /** Its replication slot's name on the primary (DEFAULT_REPLICA_SLOT unless given): one per replica. */
+  slot?: string;
   log: Log;
   supervise: Supervise;
 }
@@ -47,7 +53,7 @@ export interface ReplicaOptions {
  * Copies the primary into `dir` as a standby (once) and runs it under supervision. The copy carries
  * the primary's roles and passwords, so the same credentials log in to both.
  */
-export async function openReplica(cfg: Config, { primaryUrl, replicationPassword, dir, port, log, supervise }: ReplicaOptions): Promise<Database> {
+export async function openReplica(cfg: Config, { primaryUrl, replicationPassword, dir, port, slot = DEFAULT_REPLICA_SLOT, log, supervise }: ReplicaOptions): Promise<Database> {
   if (!replicationPassword) throw new Error('REPLICATION_PASSWORD is not set: run `npm run keys` to generate it into .env.');
   const databaseDir = path.join(dir, 'postgres');
   if (existsSync(path.join(databaseDir, 'PG_VERSION')) && !existsSync(path.join(databaseDir, 'standby.signal'))) {
@@ -71,9 +77,10 @@ export async function openReplica(cfg: Config, { primaryUrl, replicationPassword
       PRIMARY_PORT: primary.port || '5432',
       PGPASSWORD: replicationPassword,
       PGDATA: databaseDir,
+      REPLICA_SLOT: slot,
       PGCONNECT_TIMEOUT: '10',
     },
-    keepLine: /^(db-replica|pg_basebackup):/,
+    keepLine: /^(db-replica|pg_basebackup|pg_receivewal):/,
     // A large primary takes a while to copy; each start after the first is quick.
     readyWithinMs: 30 * 60_000,
   });

@@ -13,7 +13,7 @@ import { postgrestEnv } from '../../scripts/lib/postgrest.ts';
 import { writerConfigFromEnv } from '../../scripts/writer/config.ts';
 import { REPLICATION_ROLE, SERVER_MALLOC_ENV } from '../../scripts/lib/database.ts';
 import { EDGE_NODE_FLAGS } from '../../scripts/lib/edge.ts';
-import { REPLICA_SCRIPT } from '../../scripts/lib/replica.ts';
+import { DEFAULT_REPLICA_SLOT, REPLICA_SCRIPT } from '../../scripts/lib/replica.ts';
 import { findNginx, NGINX_DIR, renderTemplate } from '../../scripts/lib/nginx.ts';
 import { envExampleNames } from '../support/env-example.ts';
 import { WRITER_COMMAND } from '../support/writer.ts';
@@ -188,20 +188,24 @@ describe('docker-compose.yml', () => {
     const mounted = replica.volumes!.find((v) => v.startsWith(`./${script}:`))!.split(':')[1]!;
     expect(replica.entrypoint).toEqual(['sh', mounted]);
     expect(replica.user).toBe('postgres');
-    expect(replica.environment).toMatchObject({ PRIMARY_HOST: 'db', PGPASSWORD: expect.stringMatching(/^\$\{REPLICATION_PASSWORD[:?}]/) });
+    // Its slot on db has the name the local replica's has by default.
+    expect(replica.environment).toMatchObject({ PRIMARY_HOST: 'db', PGPASSWORD: expect.stringMatching(/^\$\{REPLICATION_PASSWORD[:?}]/), REPLICA_SLOT: DEFAULT_REPLICA_SLOT });
     expect(replica.volumes).toContain('db-replica-data:/var/lib/postgresql/data');
     expect(replica.environment!.PGDATA).toMatch(/^\/var\/lib\/postgresql\/data\/./);
     expect(compose.volumes).toHaveProperty('db-replica-data');
     const scriptText = readFileSync(REPLICA_SCRIPT, 'utf8');
     expect(scriptText).toMatch(new RegExp(`pg_basebackup [^\\n]*--username=${REPLICATION_ROLE}`));
     expect(scriptText).toContain('--write-recovery-conf');
+    expect(scriptText).toMatch(/pg_basebackup [^\n]*\n[^\n]*\n\s*--create-slot --slot="\$REPLICA_SLOT"/);
+    expect(scriptText).toContain(`REPLICA_SLOT="\${REPLICA_SLOT:-${DEFAULT_REPLICA_SLOT}}"`);
     // The primary lets the replication role stream: its client authentication is ours, mounted.
     expect(services.db!.command).toEqual(['postgres', '-c', 'hba_file=/etc/postgresql/pg_hba.conf']);
     expect(services.db!.volumes).toContain('./scripts/deploy/pg_hba.conf:/etc/postgresql/pg_hba.conf:ro');
     const hba = readFileSync(path.join(ROOT_DIR, 'scripts/deploy/pg_hba.conf'), 'utf8').split('\n').filter((l) => l.trim() && !l.startsWith('#')).map((l) => l.trim().split(/\s+/));
     expect(hba).toContainEqual(['host', 'replication', REPLICATION_ROLE, 'all', 'scram-sha-256']);
     expect(hba).toContainEqual(['host', 'all', 'all', 'all', 'scram-sha-256']);
-    // migrate makes the role, the replica waits for it; the replica's PostgREST waits for the replica.
+    // migrate makes the role and caps the WAL the slot holds (max_slot_wal_keep_size, by ALTER SYSTEM:
+    // not on db's command line, which would override it), the replica waits for it; the replica's PostgREST waits for the replica.
     expect(services.migrate!.environment!.REPLICATION_PASSWORD).toBe('${REPLICATION_PASSWORD:-}');
     expect(replica.depends_on).toEqual({ migrate: { condition: 'service_completed_successfully' } });
     expect(services['rest-replica']!.depends_on).toEqual({ 'db-replica': { condition: 'service_healthy' } });

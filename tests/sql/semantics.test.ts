@@ -338,7 +338,7 @@ describe('landing_health', () => {
     expect(h).toEqual({
       status: 'ok',
       checked_at: '2026-03-10T12:00:00Z',
-      data: { last_payout_date: '2026-03-09', payout_age_days: 1, fresh: true, last_accrual_at: '2026-03-10T11:44:01Z', accrual_age_minutes: 15, accrual_fresh: true, replica_lag_seconds: null },
+      data: { last_payout_date: '2026-03-09', payout_age_days: 1, fresh: true, last_accrual_at: '2026-03-10T11:44:01Z', accrual_age_minutes: 15, accrual_fresh: true, replica_lag_seconds: null, replica_streaming: null },
       writer: { last_heartbeat_at: '2026-03-10T11:55:00Z', alive: true, name: 'writer-5e1f09aa' },
       log: NO_LOG,
     });
@@ -401,27 +401,49 @@ describe('landing_health', () => {
   });
 
   // The shared stack's database is a primary; a replica's lag is measured in tests/replica.test.ts.
-  it('says nothing of replication lag on a primary, however long ago anything was replayed', async () => {
+  it('says nothing of replication on a primary, however long ago anything was replayed', async () => {
     const h = await inRollback(async (c) => {
       expect((await c.query('select pg_is_in_recovery() as r')).rows[0].r).toBe(false);
       return healthAt(c, '2030-01-01T00:00:00Z');
     });
     expect(h.data.replica_lag_seconds).toBeNull();
+    expect(h.data.replica_streaming).toBeNull();
   });
 
-  it('measures a replica\'s lag from received and replayed WAL and the last replayed commit', async () => {
-    const lag = (received: string | null, replayed: string, commitAt: string | null, now = NOW) =>
-      inRollback(async (c) => (await c.query('select stats.replica_lag_seconds($1, $2, $3, $4) as s', [now, received, replayed, commitAt])).rows[0].s);
-    // Everything received is replayed: no lag, however old the last commit (an idle primary).
-    expect(await lag('0/3000100', '0/3000100', '2026-03-01T00:00:00Z')).toBe(0);
-    expect(await lag('0/3000100', '0/3000100', null)).toBe(0);
+  it('reads the WAL receiver as a role that may, whoever asks: a primary has none streaming', async () => {
+    const asks = await inRollback(async (c) => {
+      const answers = [];
+      for (const role of ['stats_owner', 'stats_writer']) {
+        await c.query(`set local role ${role}`);
+        answers.push((await c.query('select stats.wal_receiver_streaming() as s, current_user as u')).rows[0]);
+        await c.query('reset role');
+      }
+      return answers;
+    });
+    expect(asks).toEqual([{ s: false, u: 'stats_owner' }, { s: false, u: 'stats_writer' }]);
+    const owner = await inRollback(async (c) => (await c.query(`select p.proowner::regrole::text as owner, p.prosecdef as definer,
+        pg_has_role('stats_monitor', 'pg_read_all_stats', 'usage') as reads_stats, has_function_privilege('anon', p.oid, 'execute') as anon
+      from pg_proc p where p.oid = 'stats.wal_receiver_streaming()'::regprocedure`)).rows[0]);
+    expect(owner).toEqual({ owner: 'stats_monitor', definer: true, reads_stats: true, anon: false });
+  });
+
+  it('measures a replica\'s lag from whether it streams, received and replayed WAL and the last replayed commit', async () => {
+    const lag = (streaming: boolean, received: string | null, replayed: string, commitAt: string | null, now = NOW) =>
+      inRollback(async (c) => (await c.query('select stats.replica_lag_seconds($1, $2, $3, $4, $5) as s', [now, streaming, received, replayed, commitAt])).rows[0].s);
+    // Streaming, and everything received is replayed: no lag, however old the last commit (an idle primary).
+    expect(await lag(true, '0/3000100', '0/3000100', '2026-03-01T00:00:00Z')).toBe(0);
+    expect(await lag(true, '0/3000100', '0/3000100', null)).toBe(0);
     // Behind: the last replayed commit's age, rounded down; a clock skew never makes it negative.
-    expect(await lag('0/3000200', '0/3000100', '2026-03-10T11:58:30.900Z')).toBe(89);
-    expect(await lag('0/3000200', '0/3000100', '2026-03-10T12:00:05Z')).toBe(0);
+    expect(await lag(true, '0/3000200', '0/3000100', '2026-03-10T11:58:30.900Z')).toBe(89);
+    expect(await lag(true, '0/3000200', '0/3000100', '2026-03-10T12:00:05Z')).toBe(0);
+    // Not streaming, though all it received is replayed: the primary may have written since, so the
+    // last replayed commit's age, not 0.
+    expect(await lag(false, '0/3000100', '0/3000100', '2026-03-10T11:58:30.900Z')).toBe(89);
     // Nothing received by streaming yet (or streaming off): the last replayed commit's age.
-    expect(await lag(null, '0/3000100', '2026-03-10T11:59:00Z')).toBe(60);
-    // Behind, with no commit replayed since the server started: unknown.
-    expect(await lag('0/3000200', '0/3000100', null)).toBeNull();
+    expect(await lag(false, null, '0/3000100', '2026-03-10T11:59:00Z')).toBe(60);
+    // Behind, or not streaming, with no commit replayed since the server started: unknown.
+    expect(await lag(true, '0/3000200', '0/3000100', null)).toBeNull();
+    expect(await lag(false, '0/3000100', '0/3000100', null)).toBeNull();
   });
 
   it('is degraded with nulls on an empty database', async () => {
@@ -429,7 +451,7 @@ describe('landing_health', () => {
     expect(h).toEqual({
       status: 'degraded',
       checked_at: '2026-03-10T12:00:00Z',
-      data: { last_payout_date: null, payout_age_days: null, fresh: false, last_accrual_at: null, accrual_age_minutes: null, accrual_fresh: false, replica_lag_seconds: null },
+      data: { last_payout_date: null, payout_age_days: null, fresh: false, last_accrual_at: null, accrual_age_minutes: null, accrual_fresh: false, replica_lag_seconds: null, replica_streaming: null },
       writer: { last_heartbeat_at: null, alive: false, name: null },
       log: NO_LOG,
     });

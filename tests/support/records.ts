@@ -176,7 +176,7 @@ export function fixedHealth(checkedAt = '2025-03-20T06:01:00Z'): HealthRecord {
   return HealthRecordSchema.parse({
     status: 'ok',
     checked_at: checkedAt,
-    data: { last_payout_date: dateOf(FIXED_NIGHTS - 1), payout_age_days: 0, fresh: true, last_accrual_at: '2025-03-20T05:58:00Z', accrual_age_minutes: 3, accrual_fresh: true, replica_lag_seconds: null },
+    data: { last_payout_date: dateOf(FIXED_NIGHTS - 1), payout_age_days: 0, fresh: true, last_accrual_at: '2025-03-20T05:58:00Z', accrual_age_minutes: 3, accrual_fresh: true, replica_lag_seconds: null, replica_streaming: null },
     writer: { last_heartbeat_at: '2025-03-20T06:00:30Z', alive: true, name: 'writer-a' },
   });
 }

@@ -1,0 +1,122 @@
+-- Health says whether a read replica streams from its primary (data.replica_streaming), and a replica
+-- that does not is "degraded" with its lag read from the age of its last replayed commit. Only a
+-- member of pg_read_all_stats sees the WAL receiver's status, so one small definer function owned by
+-- stats_monitor, a role that may read the statistics and nothing else, reads it.
+do $$
+begin
+  if not exists (select from pg_roles where rolname = 'stats_monitor') then
+    create role stats_monitor nologin;
+  end if;
+end $$;
+grant pg_read_all_stats to stats_monitor;
+
+drop function if exists "stats"."replica_lag_seconds"(p_now timestamp with time zone, p_received pg_lsn, p_replayed pg_lsn, p_replayed_commit_at timestamp with time zone);
+
+set check_function_bodies = off;
+
+CREATE OR REPLACE FUNCTION stats.replica_lag_seconds(p_now timestamp with time zone, p_streaming boolean, p_received pg_lsn, p_replayed pg_lsn, p_replayed_commit_at timestamp with time zone)
+ RETURNS integer
+ LANGUAGE sql
+ IMMUTABLE
+ SET search_path TO ''
+AS $function$
+  select case
+    when p_streaming and p_received is not null and p_replayed >= p_received then 0
+    when p_replayed_commit_at is null then null
+    else floor(greatest(extract(epoch from p_now - p_replayed_commit_at), 0))::integer
+  end
+$function$
+;
+
+CREATE OR REPLACE FUNCTION stats.wal_receiver_streaming()
+ RETURNS boolean
+ LANGUAGE sql
+ SECURITY DEFINER
+ SET search_path TO ''
+AS $function$
+  select exists (select from pg_catalog.pg_stat_wal_receiver w where w.status = 'streaming')
+$function$
+;
+
+CREATE OR REPLACE FUNCTION stats.health_at(p_now timestamp with time zone)
+ RETURNS json
+ LANGUAGE plpgsql
+ STABLE
+ SET search_path TO ''
+ SET plan_cache_mode TO 'force_generic_plan'
+AS $function$
+declare
+  cfg stats.settings;
+  today date := (p_now at time zone 'UTC')::date;
+  v_payout date;
+  v_payout_age integer;
+  v_accrual timestamptz;
+  v_accrual_age integer;
+  v_heartbeat timestamptz;
+  v_writer text;
+  v_fresh boolean;
+  v_accrual_fresh boolean;
+  v_alive boolean;
+  v_replica boolean := pg_is_in_recovery();
+  v_replica_lag integer;
+  v_streaming boolean;
+  v_log_size bigint := stats.log_size();
+  v_round stats.log_witness_round;
+  v_policy stats.log_policy;
+  v_halt stats.log_halt;
+  v_quorum_at timestamptz;
+  v_log_ok boolean;
+begin
+  select * into cfg from stats.settings;
+  select max(p.date) into v_payout from stats.payout p where p.date <= today;
+  select max(a.observed_at) into v_accrual from stats.accrual a where a.observed_at <= p_now;
+  select h.at, h.writer into v_heartbeat, v_writer from stats.heartbeat h where h.at <= p_now order by h.at desc limit 1;
+
+  v_payout_age := today - v_payout;
+  v_accrual_age := floor(extract(epoch from p_now - v_accrual) / 60)::integer;
+  select * into v_round from stats.log_witness_round r order by r.at desc limit 1;
+  select * into v_policy from stats.log_policy p order by p.recorded_at desc limit 1;
+  select * into v_halt from stats.log_halt h order by h.at desc limit 1;
+  select max(r.at) into v_quorum_at from stats.log_witness_round r where r.quorum_met;
+  v_log_ok := v_halt.at is null and (v_policy.policy is null
+    or p_now - coalesce(v_quorum_at, v_policy.recorded_at) <= interval '26 hours');
+  v_fresh := coalesce(v_payout_age <= cfg.payout_fresh_days, false);
+  v_accrual_fresh := coalesce(v_accrual_age <= cfg.accrual_fresh_minutes, false);
+  v_alive := coalesce(p_now - v_heartbeat < make_interval(mins => cfg.writer_alive_minutes), false);
+  if v_replica then
+    v_streaming := stats.wal_receiver_streaming();
+    v_replica_lag := stats.replica_lag_seconds(p_now, v_streaming, pg_last_wal_receive_lsn(), pg_last_wal_replay_lsn(), pg_last_xact_replay_timestamp());
+  end if;
+
+  return json_build_object(
+    'status', case when v_fresh and v_accrual_fresh and v_alive and v_log_ok
+      and (not v_replica or (v_streaming and coalesce(v_replica_lag <= cfg.replica_lag_max_seconds, false))) then 'ok' else 'degraded' end,
+    'checked_at', stats.iso(p_now),
+    'data', json_build_object(
+      'last_payout_date', v_payout,
+      'payout_age_days', v_payout_age,
+      'fresh', v_fresh,
+      'last_accrual_at', stats.iso(v_accrual),
+      'accrual_age_minutes', v_accrual_age,
+      'accrual_fresh', v_accrual_fresh,
+      'replica_lag_seconds', v_replica_lag,
+      'replica_streaming', v_streaming),
+    'writer', json_build_object(
+      'last_heartbeat_at', stats.iso(v_heartbeat),
+      'alive', v_alive,
+      'name', v_writer),
+    'log', json_build_object(
+      'size', v_log_size,
+      'witnessed', v_policy.policy is not null,
+      'witnesses', case when v_policy.policy is not null then v_round.witnesses end,
+      'cosigned', case when v_policy.policy is not null then coalesce(cardinality(v_round.cosigned), 0) end,
+      'checked_at', case when v_policy.policy is not null then stats.iso(v_round.at) end,
+      'quorum_cosigned_at', case when v_policy.policy is not null then stats.iso(v_quorum_at) end,
+      'halted', v_halt.reason));
+end $function$
+;
+
+alter function stats.replica_lag_seconds(timestamptz, boolean, pg_lsn, pg_lsn, timestamptz) owner to stats_owner;
+grant execute on function stats.replica_lag_seconds(timestamptz, boolean, pg_lsn, pg_lsn, timestamptz) to stats_writer;
+alter function stats.wal_receiver_streaming() owner to stats_monitor;
+grant execute on function stats.wal_receiver_streaming() to stats_owner, stats_writer;
