@@ -17,7 +17,7 @@ import path from 'node:path';
 import { promisify } from 'node:util';
 import pg from 'pg';
 import { databaseUrl, HA_MODE, haDatabaseUrl, type Config } from './config.ts';
-import { ensureReplicationRole, setLoginPasswords, SERVER_MALLOC_ENV, type Database, type Supervise } from './database.ts';
+import { setLoginPasswords, SERVER_MALLOC_ENV, type Database, type Supervise } from './database.ts';
 import { migrate } from './migrations.ts';
 import { pgTool } from './pg-tools.ts';
 import { idsOf, startChild, waitUntil, type Log } from './processes.ts';
@@ -286,7 +286,6 @@ export async function openHaDatabase(cfg: Config, log: Log, supervise: Supervise
     const adminUrl = nodeUrl(primary);
     await migrate(adminUrl, log);
     await setLoginPasswords(adminUrl, cfg);
-    if (cfg.REPLICATION_PASSWORD) await ensureReplicationRole(adminUrl, cfg.REPLICATION_PASSWORD);
 
     return {
       adminUrl,
