@@ -191,7 +191,10 @@ describe('automatic failover (pg_auto_failover)', () => {
     await sleep(3000);
     polling = false;
     await Promise.all([pollReads, pollLog]);
-    console.log(`failover: standby writable ${promotedMs} ms after the kill; heartbeats again after ${heartbeatsResumedMs} ms; ${reads.length} reads, slowest ${Math.max(...reads.map((r) => r.ms))} ms`);
+    const statuses = Object.entries(Object.groupBy(reads, (r) => String(r.status))).map(([status, rs]) => `${rs!.length} × ${status}`).join(', ');
+    console.log(`failover: standby writable ${promotedMs} ms after the kill; heartbeats again after ${heartbeatsResumedMs} ms; `
+      + `${acknowledgedBefore} heartbeats acknowledged before it; reads ${statuses}, slowest ${Math.max(...reads.map((r) => r.ms))} ms`);
+    expect(acknowledgedBefore).toBeGreaterThan(0);
     expect(promotedMs).toBeLessThanOrEqual(60_000);
     expect(heartbeatsResumedMs).toBeLessThanOrEqual(90_000);
 
