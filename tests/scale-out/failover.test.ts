@@ -191,7 +191,9 @@ describe('automatic failover (pg_auto_failover)', () => {
     await sleep(3000);
     polling = false;
     await Promise.all([pollReads, pollLog]);
-    const statuses = Object.entries(Object.groupBy(reads, (r) => String(r.status))).map(([status, rs]) => `${rs!.length} × ${status}`).join(', ');
+    const counts = new Map<string, number>();
+    for (const r of reads) counts.set(`${r.path} ${r.status}`, (counts.get(`${r.path} ${r.status}`) ?? 0) + 1);
+    const statuses = [...counts].map(([what, n]) => `${n} × ${what}`).join(', ');
     console.log(`failover: standby writable ${promotedMs} ms after the kill; heartbeats again after ${heartbeatsResumedMs} ms; `
       + `${acknowledgedBefore} heartbeats acknowledged before it; reads ${statuses}, slowest ${Math.max(...reads.map((r) => r.ms))} ms`);
     expect(acknowledgedBefore).toBeGreaterThan(0);
