@@ -6,10 +6,10 @@ import { execFileSync } from 'node:child_process';
 import { existsSync, mkdirSync, readdirSync, readFileSync, renameSync, rmSync, statSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
-import pg from 'pg';
 import { DATA_TABLES, DERIVED_TABLES } from '../contract/tables.ts';
 import { adminDatabaseUrl } from './lib/config.ts';
 import { migrate } from './lib/migrations.ts';
+import { connectDatabase, SERVER_TIMEOUTS, withoutPassword } from './lib/pg-connect.ts';
 import { pgTool } from './lib/pg-tools.ts';
 
 /**
@@ -25,10 +25,9 @@ export const BACKUP_DEFAULTS = { BACKUP_INTERVAL_HOURS: 24, BACKUP_KEEP: 14 } as
 function run(tool: string, args: string[], databaseUrl?: string): void {
   let password: Record<string, string> = {};
   if (databaseUrl) {
-    const url = new URL(databaseUrl);
-    password = { PGPASSWORD: decodeURIComponent(url.password) };
-    url.password = '';
-    args = [...args, `--dbname=${url.toString()}`];
+    const split = withoutPassword(databaseUrl);
+    if (split.password !== undefined) password = { PGPASSWORD: split.password };
+    args = [...args, `--dbname=${split.url}`];
   }
   const env = { ...process.env, ...password };
   try {
@@ -56,8 +55,7 @@ export function dump(databaseUrl: string, file: string): void {
 export async function restore(databaseUrl: string, file: string): Promise<void> {
   if (!existsSync(file)) throw new Error(`${file} does not exist.`);
   await migrate(databaseUrl, () => {});
-  const client = new pg.Client({ connectionString: databaseUrl });
-  await client.connect();
+  const client = await connectDatabase(databaseUrl, { applicationName: 'stats-restore', timeouts: SERVER_TIMEOUTS });
   try {
     const counts = await client.query(DATA_TABLES.map((t) => `select '${t}' as t, count(*)::int as n from stats.${t}`).join(' union all '));
     const held = counts.rows.filter((r) => r.n > 0).map((r) => `${r.n} ${r.t}`);

@@ -8,6 +8,7 @@ import { pathToFileURL } from 'node:url';
 import pg from 'pg';
 import { databaseUrl, defaultDataDir, ROOT_DIR, traversableByOthers, type Config } from './config.ts';
 import { migrate } from './migrations.ts';
+import { connectDatabase, SERVER_TIMEOUTS } from './pg-connect.ts';
 import { executableOf, idsOf, startChild, waitUntil, type Child, type Log } from './processes.ts';
 import type { SupervisedPart } from './supervisor.ts';
 
@@ -231,8 +232,7 @@ export async function openDatabase(cfg: Config, log: Log, supervise: Supervise):
 
 /** Gives the login roles their passwords (secrets stay out of the migrations). */
 export async function setLoginPasswords(adminUrl: string, cfg: Pick<Config, 'AUTHENTICATOR_PASSWORD' | 'WRITER_DB_PASSWORD'>): Promise<void> {
-  const client = new pg.Client({ connectionString: adminUrl });
-  await client.connect();
+  const client = await connectDatabase(adminUrl, { applicationName: 'stats-setup', timeouts: SERVER_TIMEOUTS });
   try {
     await client.query(`alter role authenticator with login password ${client.escapeLiteral(cfg.AUTHENTICATOR_PASSWORD)}`);
     await client.query(`alter role stats_writer with login password ${client.escapeLiteral(cfg.WRITER_DB_PASSWORD)}`);
@@ -265,8 +265,7 @@ export const SLOT_WAL_CAP = '1GB';
  */
 export async function ensureReplication(adminUrl: string, password: string): Promise<void> {
   if (!password) throw new Error('REPLICATION_PASSWORD is not set: run `npm run keys` to generate it into .env.');
-  const client = new pg.Client({ connectionString: adminUrl });
-  await client.connect();
+  const client = await connectDatabase(adminUrl, { applicationName: 'stats-setup', timeouts: SERVER_TIMEOUTS });
   try {
     const exists = (await client.query('select from pg_roles where rolname = $1', [REPLICATION_ROLE])).rowCount;
     await client.query(`${exists ? 'alter' : 'create'} role ${REPLICATION_ROLE} with login replication password ${client.escapeLiteral(password)}`);

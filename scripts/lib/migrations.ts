@@ -5,6 +5,7 @@ import path from 'node:path';
 import pg from 'pg';
 import { runner } from 'node-pg-migrate';
 import { ROOT_DIR } from './config.ts';
+import { connectDatabase, SERVER_TIMEOUTS } from './pg-connect.ts';
 import type { Log } from './processes.ts';
 
 /** The one migration history: plain SQL, applied by node-pg-migrate here and by the Supabase CLI for hosting. */
@@ -17,28 +18,24 @@ export const DECLARED_DIR = path.join(ROOT_DIR, 'sql');
  * its old name, <epoch-ms>_<name>; the same migration is now <UTC YYYYMMDDHHMMSS>_<name>. Renamed in
  * place, so the runner sees them as applied.
  */
-async function renameRecordedMigrations(adminUrl: string): Promise<void> {
-  const client = new pg.Client({ connectionString: adminUrl });
-  await client.connect();
-  try {
-    const table = (await client.query(`select to_regclass('pgmigrations.pgmigrations') as t`)).rows[0].t;
-    if (!table) return;
-    const { rows } = await client.query<{ id: number; name: string }>(`select id, name from pgmigrations.pgmigrations where name ~ '^[0-9]{13}_'`);
-    for (const row of rows) {
-      const [, ms, rest] = /^(\d{13})_(.+)$/.exec(row.name)!;
-      const stamp = new Date(Number(ms)).toISOString().replace(/\D/g, '').slice(0, 14);
-      await client.query(`update pgmigrations.pgmigrations set name = $1 where id = $2`, [`${stamp}_${rest}`, row.id]);
-    }
-  } finally {
-    await client.end();
+async function renameRecordedMigrations(client: pg.Client): Promise<void> {
+  const table = (await client.query(`select to_regclass('pgmigrations.pgmigrations') as t`)).rows[0].t;
+  if (!table) return;
+  const { rows } = await client.query<{ id: number; name: string }>(`select id, name from pgmigrations.pgmigrations where name ~ '^[0-9]{13}_'`);
+  for (const row of rows) {
+    const [, ms, rest] = /^(\d{13})_(.+)$/.exec(row.name)!;
+    const stamp = new Date(Number(ms)).toISOString().replace(/\D/g, '').slice(0, 14);
+    await client.query(`update pgmigrations.pgmigrations set name = $1 where id = $2`, [`${stamp}_${rest}`, row.id]);
   }
 }
 
 export async function migrate(adminUrl: string, log: Log, dir = MIGRATIONS_DIR): Promise<void> {
+  // One session on the server that takes writes (the URL may list several hosts), for both steps.
+  const client = await connectDatabase(adminUrl, { applicationName: 'stats-migrate', timeouts: SERVER_TIMEOUTS });
   try {
-    await renameRecordedMigrations(adminUrl);
+    await renameRecordedMigrations(client);
     await runner({
-      databaseUrl: adminUrl,
+      dbClient: client,
       dir,
       direction: 'up',
       migrationsSchema: 'pgmigrations',
@@ -51,6 +48,8 @@ export async function migrate(adminUrl: string, log: Log, dir = MIGRATIONS_DIR):
     });
   } catch (error) {
     throw new Error(`A migration failed (${(error as Error).message}); nothing of it was applied. Fix the SQL under supabase/migrations and start again.`);
+  } finally {
+    await client.end();
   }
 }
 

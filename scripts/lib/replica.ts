@@ -21,8 +21,12 @@ export const REPLICA_SCRIPT = path.join(ROOT_DIR, 'scripts', 'deploy', 'replica.
 /** The replica's slot on the primary unless told otherwise (replica.sh's default; docker-compose's db-replica names it too). */
 export const DEFAULT_REPLICA_SLOT = 'db_replica';
 
-/** Whether the database behind `url` is a standby in recovery (a read replica) rather than a primary. */
+/**
+ * Whether the database behind `url` is a standby in recovery (a read replica) rather than a primary.
+ * A URL listing several hosts (a failover pair) counts as one: PostgREST may be on a standby there.
+ */
 export async function isReplica(url: string): Promise<boolean> {
+  if (/^postgres(?:ql)?:\/\/(?:[^@/?#]*@)?[^/?#]*,/.test(url)) return true;
   const client = new pg.Client({ connectionString: url, connectionTimeoutMillis: 10_000 });
   await client.connect();
   try {

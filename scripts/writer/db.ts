@@ -2,7 +2,7 @@
 import { Kysely, PostgresDialect, type Generated, type PostgresPool, type PostgresPoolClient } from 'kysely';
 import pg from 'pg';
 import type { DemoTable, StatsTableName } from '../../contract/tables.ts';
-import { connectDatabase, type SessionTimeouts } from './connect.ts';
+import { connectDatabase, type SessionTimeouts } from '../lib/pg-connect.ts';
 
 // Dates stay 'YYYY-MM-DD' strings: a JS Date would shift them by the local time zone.
 pg.types.setTypeParser(1082, (value) => value);

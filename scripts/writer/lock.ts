@@ -24,7 +24,7 @@
 // https://www.postgresql.org/docs/15/runtime-config-client.html#GUC-IDLE-SESSION-TIMEOUT
 import { Kysely, PostgresDialect, sql, type PostgresPool } from 'kysely';
 import pg from 'pg';
-import { connectDatabase, type SessionTimeouts } from './connect.ts';
+import { connectDatabase, type SessionTimeouts } from '../lib/pg-connect.ts';
 import type { StatsTables, WriterDb } from './db.ts';
 import type { Logger } from './log.ts';
 

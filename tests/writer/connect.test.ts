@@ -6,7 +6,7 @@ import { sql } from 'kysely';
 import pg from 'pg';
 import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
 import { freePort } from '../../scripts/lib/processes.ts';
-import { connectDatabase, parseDatabaseUrl } from '../../scripts/writer/connect.ts';
+import { connectDatabase, parseDatabaseUrl } from '../../scripts/lib/pg-connect.ts';
 import { COMMAND_TIMEOUTS, openWriterDb } from '../../scripts/writer/db.ts';
 import { LOCK_TIMEOUTS } from '../../scripts/writer/lock.ts';
 import { query } from '../support/db.ts';
@@ -87,7 +87,7 @@ describe('connecting through a list of hosts (real Postgres)', () => {
 
   it('names every host and why when none gives a session', async () => {
     const attempt = connectDatabase(withHosts(`127.0.0.1:${deadPort},localhost:${deadPort}`), { applicationName: 'connect-test', timeouts: LOCK_TIMEOUTS });
-    await expect(attempt).rejects.toThrow(new RegExp(`^no server of WRITER_DATABASE_URL gave a session \\(127\\.0\\.0\\.1:${deadPort}: .*ECONNREFUSED.*; localhost:${deadPort}: .*ECONNREFUSED.*\\)$`));
+    await expect(attempt).rejects.toThrow(new RegExp(`^no server of the database URL gave a session \\(127\\.0\\.0\\.1:${deadPort}: .*ECONNREFUSED.*; localhost:${deadPort}: .*ECONNREFUSED.*\\)$`));
   });
 
   it('under read-write refuses a server whose sessions are read-only; primary and any take it', async () => {

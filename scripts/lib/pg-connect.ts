@@ -1,7 +1,7 @@
-// Every connection the writer makes starts here. node-postgres takes one host per connection string,
-// while WRITER_DATABASE_URL may name several, as libpq allows
-// (https://www.postgresql.org/docs/15/libpq-connect.html#LIBPQ-MULTIPLE-HOSTS), so that a writer
-// finds the primary of a failover pair wherever it is. This module does what libpq does with such a
+// Every connection the writer and the admin tools (migrations, login passwords, restores) make starts
+// here. node-postgres takes one host per connection string, while a database URL may name several, as
+// libpq allows (https://www.postgresql.org/docs/15/libpq-connect.html#LIBPQ-MULTIPLE-HOSTS), so that
+// they find the primary of a failover pair wherever it is. This module does what libpq does with such a
 // URL: it tries each host in order and, under target_session_attrs
 // (https://www.postgresql.org/docs/15/libpq-connect.html#LIBPQ-CONNECT-TARGET-SESSION-ATTRS), keeps
 // the first session that qualifies. A URL naming one host (and no target_session_attrs) is handed to
@@ -39,7 +39,7 @@ function decode(text: string, what: string): string {
   try {
     return decodeURIComponent(text);
   } catch {
-    throw new Error(`WRITER_DATABASE_URL: ${what} "${text}" is not valid percent-encoding.`);
+    throw new Error(`the database URL: ${what} "${text}" is not valid percent-encoding.`);
   }
 }
 
@@ -47,9 +47,9 @@ function decode(text: string, what: string): string {
 function splitHostPort(spec: string): { host: string; port: string } {
   if (spec.startsWith('[')) {
     const end = spec.indexOf(']');
-    if (end < 0) throw new Error(`WRITER_DATABASE_URL: the IPv6 address in "${spec}" has no closing bracket.`);
+    if (end < 0) throw new Error(`the database URL: the IPv6 address in "${spec}" has no closing bracket.`);
     const rest = spec.slice(end + 1);
-    if (rest !== '' && !rest.startsWith(':')) throw new Error(`WRITER_DATABASE_URL: unexpected "${rest}" after the IPv6 address in "${spec}".`);
+    if (rest !== '' && !rest.startsWith(':')) throw new Error(`the database URL: unexpected "${rest}" after the IPv6 address in "${spec}".`);
     return { host: spec.slice(1, end), port: rest.slice(1) };
   }
   const colon = spec.indexOf(':');
@@ -87,7 +87,7 @@ export function parseDatabaseUrl(url: string): DatabaseTarget {
   const targetSessionAttrs = (targetParam ?? 'any') as TargetSessionAttrs;
   if (!TARGETS.includes(targetSessionAttrs)) {
     const why = READ_ONLY_TARGETS.includes(targetParam!) ? 'it asks for a server the writer cannot write on' : 'it is not a value libpq knows';
-    throw new Error(`WRITER_DATABASE_URL: target_session_attrs=${targetParam} is not supported (${why}); use read-write (or primary) to find the primary among several hosts, or any.`);
+    throw new Error(`the database URL: target_session_attrs=${targetParam} is not supported (${why}); use read-write (or primary) to find the primary among several hosts, or any.`);
   }
 
   let hosts: { host: string; port: string }[];
@@ -96,12 +96,12 @@ export function parseDatabaseUrl(url: string): DatabaseTarget {
   if (portParam !== undefined) {
     const ports = portParam.split(',');
     if (ports.length !== 1 && ports.length !== hosts.length) {
-      throw new Error(`WRITER_DATABASE_URL: ${ports.length} ports for ${hosts.length} hosts; give one port for all, or one per host.`);
+      throw new Error(`the database URL: ${ports.length} ports for ${hosts.length} hosts; give one port for all, or one per host.`);
     }
     hosts = hosts.map((h, i) => ({ host: h.host, port: ports.length === 1 ? ports[0]! : ports[i]! }));
   }
   for (const { port } of hosts) {
-    if (port !== '' && !/^\d{1,5}$/.test(port)) throw new Error(`WRITER_DATABASE_URL: "${port}" is not a port number.`);
+    if (port !== '' && !/^\d{1,5}$/.test(port)) throw new Error(`the database URL: "${port}" is not a port number.`);
   }
 
   // One server, nothing to choose: node-postgres gets the URL exactly as it was given.
@@ -110,7 +110,7 @@ export function parseDatabaseUrl(url: string): DatabaseTarget {
     return { candidates: [{ label: labelOf(host, port), url }], targetSessionAttrs };
   }
   const candidates = hosts.map(({ host, port }) => {
-    if (host === '') throw new Error('WRITER_DATABASE_URL: an empty host in a list of hosts.');
+    if (host === '') throw new Error('the database URL: an empty host in a list of hosts.');
     // Given as parameters, which node-postgres prefers to the URL's host and port, so a socket
     // directory and an IPv6 address need no other spelling.
     const own = [`host=${encodeURIComponent(host)}`, ...(port === '' ? [] : [`port=${port}`])];
@@ -119,9 +119,26 @@ export function parseDatabaseUrl(url: string): DatabaseTarget {
   return { candidates, targetSessionAttrs };
 }
 
+/**
+ * The URL without its password, and the password, so a client program (pg_dump, psql) is given it in
+ * PGPASSWORD, never on its command line where `ps` shows it. libpq reads the URL's host list itself.
+ */
+export function withoutPassword(url: string): { url: string; password: string | undefined } {
+  const match = URL_PATTERN.exec(url);
+  if (!match) return { url, password: undefined };
+  const [, scheme, authority, path, query = '', fragment = ''] = match as unknown as [string, string, string, string, string | undefined, string | undefined];
+  const at = authority.lastIndexOf('@');
+  const colon = authority.indexOf(':');
+  if (at < 0 || colon < 0 || colon > at) return { url, password: undefined };
+  return { url: `${scheme}${authority.slice(0, colon)}${authority.slice(at)}${path}${query}${fragment}`, password: decode(authority.slice(colon + 1, at), 'password') };
+}
+
 function labelOf(host: string, port: string): string {
   return `${host.includes(':') ? `[${host}]` : host || 'localhost'}:${port || 'default'}`;
 }
+
+/** The server's own timeouts: an admin session (a migration, a restore) may run long. */
+export const SERVER_TIMEOUTS: SessionTimeouts = { statementMs: 0, idleInTransactionMs: 0, idleSessionMs: 0 };
 
 export interface ConnectOptions {
   applicationName: string;
@@ -198,5 +215,5 @@ export async function connectDatabase(url: string, opts: ConnectOptions): Promis
       failures.push(`${candidate.label}: ${(error as Error).message}`);
     }
   }
-  throw new Error(`no server of WRITER_DATABASE_URL gave a ${targetSessionAttrs === 'any' ? '' : `${targetSessionAttrs} `}session (${failures.join('; ')})`);
+  throw new Error(`no server of the database URL gave a ${targetSessionAttrs === 'any' ? '' : `${targetSessionAttrs} `}session (${failures.join('; ')})`);
 }
