@@ -83,7 +83,7 @@ async function main() {
   log(`
 Public Stats Service is running (Ctrl-C stops it).
 ${addresses(cfg)}
-  database   ${cfg.databaseUrl ? 'DATABASE_URL' : `embedded Postgres, data in ${path.join(cfg.dataDir, 'postgres')}`}
+  database   ${databaseLine(cfg)}
   writer     source ${writerCfg.source}${writerCfg.source === 'demo' ? ' (demo figures; set the Polymarket variables of .env.example for real ones)' : ''}${writerCfg.source === 'none' ? '' : `
              named ${writerCfg.name}; it waits as a standby while another writer holds the writer lock`}
   log        origin ${logOrigin(cfg, false)} (demo figures: ${logOrigin(cfg, true)}), verifier key
@@ -93,6 +93,14 @@ ${addresses(cfg)}
   curl ${cfg.siteUrl}/api/stats
   curl -H "apikey: ${cfg.ANON_KEY}" ${cfg.apiUrl}/rest/v1/rpc/landing_stats
 `);
+}
+
+/** Which database the stack runs on, as `npm start` says it. */
+function databaseLine(cfg: Config): string {
+  if (cfg.databaseUrl) return 'DATABASE_URL';
+  if (!cfg.postgresHa) return `embedded Postgres, data in ${path.join(cfg.dataDir, 'postgres')}`;
+  return `pg_auto_failover: monitor on ${cfg.postgresHa.monitorPort}, nodes on ${cfg.postgresPort} and ${cfg.postgresHa.standbyPort}`
+    + ` (synchronous replication, automatic failover), data in ${path.join(cfg.dataDir, 'ha')}`;
 }
 
 /**
