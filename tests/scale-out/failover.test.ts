@@ -81,6 +81,61 @@ async function tlogcheck(vkey: string, oldFile: string): Promise<{ size: number;
   return JSON.parse(stdout) as { size: number; extends?: number };
 }
 
+interface Read { path: string; status: number | 'hung'; retryAfter: string | null; json: boolean; ms: number }
+
+/**
+ * Reads the service every 250 ms until stopped, as a client would: /api/stats on the site host and
+ * landing_health on the API host, each given 15 s before it counts as hung.
+ */
+function pollReads(): { stop(): Promise<Read[]> } {
+  let polling = true;
+  const reads: Read[] = [];
+  const done = (async () => {
+    while (polling) {
+      for (const [origin, p, headers] of [[site(), SITE_PATHS.SITE_STATS, {}], [api(), API_PATHS.HEALTH, { apikey: stack.cfg.ANON_KEY }]] as const) {
+        const t0 = Date.now();
+        try {
+          const res = await fetch(origin + p, { headers, signal: AbortSignal.timeout(15_000) });
+          const body = await res.text();
+          let json = true;
+          try { JSON.parse(body); } catch { json = false; }
+          reads.push({ path: p, status: res.status, retryAfter: res.headers.get('retry-after'), json, ms: Date.now() - t0 });
+        } catch {
+          reads.push({ path: p, status: 'hung', retryAfter: null, json: false, ms: Date.now() - t0 });
+        }
+      }
+      await sleep(250);
+    }
+  })();
+  return { stop: async () => { polling = false; await done; return reads; } };
+}
+
+/** Every read answered: a 200, or a JSON 503 with Retry-After; none hung. Returns the statuses counted, for the log. */
+function expectAnswered(reads: Read[]): string {
+  expect(reads.length).toBeGreaterThan(10);
+  expect(reads.filter((r) => !(r.status === 200 || (r.status === 503 && r.json && r.retryAfter !== null)))).toEqual([]);
+  const counts = new Map<string, number>();
+  for (const r of reads) counts.set(`${r.path} ${r.status}`, (counts.get(`${r.path} ${r.status}`) ?? 0) + 1);
+  return `${[...counts].map(([what, n]) => `${n} × ${what}`).join(', ')}, slowest ${Math.max(...reads.map((r) => r.ms))} ms`;
+}
+
+/** Node `i`'s machine lost: its postmaster and its keeper's process group killed, the keeper kept down until started again. */
+async function loseNode(i: number): Promise<number> {
+  const postmaster = Number(readFileSync(path.join(stack.cfg.dataDir, 'ha', `node${i + 1}`, 'postmaster.pid'), 'utf8').split('\n')[0]);
+  const keeper = ha.nodes[i]!.child!.process.pid!;
+  const at = Date.now();
+  process.kill(postmaster, 'SIGKILL');
+  process.kill(-keeper, 'SIGKILL');
+  await ha.nodes[i]!.stop();
+  return at;
+}
+
+/** How many sessions PostgREST (the authenticator role) holds on node `i`. */
+const postgrestSessions = async (i: number) =>
+  Number((await query<{ n: string }>(ha.nodeUrl(i), "select count(*) as n from pg_stat_activity where usename = 'authenticator'"))[0]!.n);
+
+const stateOf = async (i: number) => (await ha.states()).find((s) => s.port === ha.ports.nodes[i]);
+
 beforeAll(async () => {
   dir = mkdtempSync(path.join(tmpdir(), 'public-stats-failover-'));
   stack = await startTestStack({ env: { POSTGRES_HA: 'pg_auto_failover', EDGE_HEALTH_TTL_SECONDS: '1', EDGE_UPSTREAM_TIMEOUT_SECONDS: '3' } });
@@ -117,6 +172,31 @@ describe('automatic failover (pg_auto_failover)', () => {
     expect(stack.db.urlFor('authenticator')).toMatch(/,.*target_session_attrs=prefer-standby$/);
   });
 
+  it('reads from the standby, and from the primary while the standby is lost', async () => {
+    const primary = await primaryIndex();
+    const standby = 1 - primary;
+    await fetch(api() + API_PATHS.HEALTH, { headers: { apikey: stack.cfg.ANON_KEY } });
+    expect(await postgrestSessions(standby)).toBeGreaterThan(0);
+    expect(await postgrestSessions(primary)).toBe(0);
+
+    const reads = pollReads();
+    await sleep(1000);
+    const lostAt = await loseNode(standby);
+    // PostgREST's sessions on the lost standby fail; it connects anew, and prefer-standby finds only the primary.
+    await until('PostgREST reading from the primary', async () => (await postgrestSessions(primary)) > 0, 60_000, 250);
+    const fellBackMs = Date.now() - lostAt;
+    await sleep(3000);
+    const answered = expectAnswered(await reads.stop());
+    console.log(`standby lost: PostgREST on the primary ${fellBackMs} ms after; reads ${answered}`);
+    const health = await (await fetch(api() + API_PATHS.HEALTH, { headers: { apikey: stack.cfg.ANON_KEY } })).json() as { data: { replica_streaming: boolean | null } };
+    // Answered by the primary now: no replica figures.
+    expect(health.data.replica_streaming).toBeNull();
+
+    // Back, it catches up as a standby, and the primary replicates synchronously again.
+    await ha.nodes[standby]!.start();
+    await until('the standby to replicate again', async () => (await stateOf(standby))?.reported === 'secondary' && (await stateOf(primary))?.reported === 'primary', 180_000, 500);
+  }, 300_000);
+
   it('promotes the standby when the primary\'s postgres and keeper are killed mid-transaction; no acknowledged commit is lost, reads never hang, the log never forks', async () => {
     const vkey = /note verifier key \(C2SP signed-note\) is `([^`]+)`/.exec(await (await fetch(site() + SITE_PATHS.LLMS_TXT)).text())![1]!;
     const writer = startCli(['run'], writerEnv({
@@ -129,30 +209,13 @@ describe('automatic failover (pg_auto_failover)', () => {
 
     // Pollers, from before the kill until the end: the service's reads, and the log as every source serves it.
     let polling = true;
-    const reads: { path: string; status: number | 'hung'; retryAfter: string | null; json: boolean; ms: number }[] = [];
     const served = new Map<string, { size: number; note: string }[]>();
     const see = (source: string, size: number, note: string) => {
       const seen = served.get(source) ?? [];
       if (seen.at(-1)?.note !== note) seen.push({ size, note });
       served.set(source, seen);
     };
-    const pollReads = (async () => {
-      while (polling) {
-        for (const [origin, p, headers] of [[site(), SITE_PATHS.SITE_STATS, {}], [api(), API_PATHS.HEALTH, { apikey: stack.cfg.ANON_KEY }]] as const) {
-          const t0 = Date.now();
-          try {
-            const res = await fetch(origin + p, { headers, signal: AbortSignal.timeout(15_000) });
-            const body = await res.text();
-            let json = true;
-            try { JSON.parse(body); } catch { json = false; }
-            reads.push({ path: p, status: res.status, retryAfter: res.headers.get('retry-after'), json, ms: Date.now() - t0 });
-          } catch {
-            reads.push({ path: p, status: 'hung', retryAfter: null, json: false, ms: Date.now() - t0 });
-          }
-        }
-        await sleep(250);
-      }
-    })();
+    const reads = pollReads();
     const pollLog = (async () => {
       while (polling) {
         const res = await fetch(site() + SITE_PATHS.LOG_CHECKPOINT, { signal: AbortSignal.timeout(15_000) }).catch(() => undefined);
@@ -174,13 +237,8 @@ describe('automatic failover (pg_auto_failover)', () => {
     await until('a writer transaction in flight on the primary', async () =>
       (await query(ha.nodeUrl(old), "select 1 from pg_stat_activity where application_name = 'stats-writer ha-writer' and xact_start is not null and state = 'active'")).length > 0, 30_000, 20);
     const acknowledgedBefore = lines().filter((l) => l.msg === 'heartbeat done').length;
-    const postmaster = Number(readFileSync(path.join(stack.cfg.dataDir, 'ha', `node${old + 1}`, 'postmaster.pid'), 'utf8').split('\n')[0]);
-    const keeper = ha.nodes[old]!.child!.process.pid!;
-    const killedAt = Date.now();
-    process.kill(postmaster, 'SIGKILL');
-    process.kill(-keeper, 'SIGKILL');
     // A dead machine stays down: its keeper is not restarted until the test brings it back.
-    await ha.nodes[old]!.stop();
+    const killedAt = await loseNode(old);
     const standby = 1 - old;
 
     await until('the standby to take writes', () => writable(standby), 120_000, 250);
@@ -190,12 +248,10 @@ describe('automatic failover (pg_auto_failover)', () => {
     const heartbeatsResumedMs = resumed.getTime() - killedAt;
     await sleep(3000);
     polling = false;
-    await Promise.all([pollReads, pollLog]);
-    const counts = new Map<string, number>();
-    for (const r of reads) counts.set(`${r.path} ${r.status}`, (counts.get(`${r.path} ${r.status}`) ?? 0) + 1);
-    const statuses = [...counts].map(([what, n]) => `${n} × ${what}`).join(', ');
+    const answered = expectAnswered(await reads.stop());
+    await pollLog;
     console.log(`failover: standby writable ${promotedMs} ms after the kill; heartbeats again after ${heartbeatsResumedMs} ms; `
-      + `${acknowledgedBefore} heartbeats acknowledged before it; reads ${statuses}, slowest ${Math.max(...reads.map((r) => r.ms))} ms`);
+      + `${acknowledgedBefore} heartbeats acknowledged before it; reads ${answered}`);
     expect(acknowledgedBefore).toBeGreaterThan(0);
     expect(promotedMs).toBeLessThanOrEqual(60_000);
     expect(heartbeatsResumedMs).toBeLessThanOrEqual(90_000);
@@ -205,11 +261,6 @@ describe('automatic failover (pg_auto_failover)', () => {
     const [kept] = await query<{ n: string }>(ha.nodeUrl(standby), "select count(*) as n from stats.heartbeat where writer = 'ha-writer' and at <= $1", [new Date(killedAt)]);
     expect(Number(kept!.n)).toBeGreaterThanOrEqual(acknowledgedBefore);
     expect(lines().some((l) => /lost the writer lock/.test(l.msg))).toBe(true);
-
-    // Reads kept answering: a 200, or a JSON 503 with Retry-After; none hung.
-    expect(reads.length).toBeGreaterThan(20);
-    const bad = reads.filter((r) => !(r.status === 200 || (r.status === 503 && r.json && r.retryAfter !== null)));
-    expect(bad).toEqual([]);
 
     // The log, as every source served it: sizes never went back, and (after the writer stops and more
     // nights are signed on the new primary) each checkpoint served is a prefix of the newest, by Go's tlog.
@@ -240,8 +291,7 @@ describe('automatic failover (pg_auto_failover)', () => {
 
     // The old primary comes back as a standby of the new one, and a writer pointed at it refuses the lock.
     await ha.nodes[old]!.start();
-    await until('the old primary to rejoin as a standby', async () =>
-      (await ha.states()).find((s) => s.port === ha.ports.nodes[old])?.reported === 'secondary', 180_000, 500);
+    await until('the old primary to rejoin as a standby', async () => (await stateOf(old))?.reported === 'secondary', 180_000, 500);
     const [rejoined] = await query<{ r: boolean }>(ha.nodeUrl(old), 'select pg_is_in_recovery() as r');
     expect(rejoined!.r).toBe(true);
     expect((await nodeCheckpoint(old))!.size).toBe('58');
