@@ -177,13 +177,18 @@ export class WriterSession {
       if (/^\s*(begin|start transaction)\b/i.test(text)) await this.#assertHeldHere();
       return result;
     } catch (error) {
-      if (error instanceof LockLost) throw error;
-      if (this.lost.aborted || sessionGone(error)) {
-        this.#end(`its connection ended: ${(error as Error).message}`);
-        throw this.#lockLost();
-      }
-      throw error;
+      throw this.#asLockLost(error);
     }
+  }
+
+  /** What an error of the session is to its user: LockLost when the session is gone (ending it here), else itself. */
+  #asLockLost(error: unknown): unknown {
+    if (error instanceof LockLost) return error;
+    if (this.lost.aborted || sessionGone(error)) {
+      this.#end(`its connection ended: ${(error as Error).message}`);
+      return this.#lockLost();
+    }
+    return error;
   }
 
   /**
@@ -211,12 +216,7 @@ export class WriterSession {
     try {
       await this.#assertHeldHere();
     } catch (error) {
-      if (error instanceof LockLost) throw error;
-      if (this.lost.aborted || sessionGone(error)) {
-        this.#end(`its connection ended: ${(error as Error).message}`);
-        throw this.#lockLost();
-      }
-      throw error;
+      throw this.#asLockLost(error);
     } finally {
       client.release();
     }

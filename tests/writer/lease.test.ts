@@ -6,15 +6,14 @@
 // adds, so each write is attributed to its writer whatever the writer logs.
 import { afterAll, afterEach, beforeAll, beforeEach, describe, expect, it } from 'vitest';
 import { todayUtc } from '../../contract/dates.ts';
-import type { StatsTableName } from '../../contract/tables.ts';
-import { APPLICATION_NAME_PREFIX, WRITER_LOCK_KEY } from '../../scripts/writer/lock.ts';
+import { APPLICATION_NAME_PREFIX } from '../../scripts/writer/lock.ts';
+import { installWriteAudit, lockHolders as lockHoldersOf } from '../support/write-audit.ts';
 import { query, resetData } from '../support/db.ts';
 import { earning, fakeAccount, FakePolymarket, writerEnv } from '../support/fake-polymarket.ts';
 import { startTestStack, type TestStack } from '../support/stack.ts';
 import { cliEnv, startCli } from '../support/writer.ts';
 
 const T = todayUtc();
-const AUDITED: StatsTableName[] = ['payout', 'trading_cost', 'accrual', 'breadth', 'capital', 'heartbeat', 'log_entry', 'settings', 'quoted_market', 'capital_held'];
 /** What the service promises: a standby writes within this long of the holder's stall. */
 const TAKEOVER_LIMIT_MS = 30_000;
 
@@ -47,23 +46,14 @@ const heartbeatsOf = (name: string, after: Date) =>
   query<{ at: Date }>(stack.db.adminUrl, 'select at from stats.heartbeat where writer = $1 and at > $2 order by at', [name, after]);
 const writesOf = (name: string, after: Date) =>
   query<{ at: Date; tbl: string }>(stack.db.adminUrl, 'select at, tbl from public.write_audit where app = $1 and at > $2 order by at', [`${APPLICATION_NAME_PREFIX}${name}`, after]);
-const lockHolders = async () => (await query<{ app: string }>(stack.db.adminUrl, `select a.application_name as app
-  from pg_locks l join pg_stat_activity a on a.pid = l.pid
-  where l.locktype = 'advisory' and l.classid = $1 and l.objid = $2 and l.objsubid = 2 and l.granted`, [...WRITER_LOCK_KEY])).map((h) => h.app);
+const lockHolders = async () => (await lockHoldersOf(stack.db.adminUrl)).map((h) => h.app);
 const sessionsOf = async (name: string) =>
   (await query(stack.db.adminUrl, 'select pid from pg_stat_activity where application_name = $1', [`${APPLICATION_NAME_PREFIX}${name}`])).length;
 const LOST = 'lost the writer lock: writing nothing until it holds the lock again, which it asks for after a pause that lets a standby take over';
 
 beforeAll(async () => {
   stack = await startTestStack();
-  await query(stack.db.adminUrl, `
-    create table public.write_audit (at timestamptz not null default clock_timestamp(), tbl text not null, op text not null, app text not null);
-    create function public.audit_write() returns trigger language plpgsql security definer set search_path = '' as $$
-    begin
-      insert into public.write_audit (tbl, op, app) values (tg_table_name, tg_op, current_setting('application_name'));
-      return null;
-    end $$;
-    ${AUDITED.map((t) => `create trigger audit_write after insert or update or delete on stats.${t} for each statement execute function public.audit_write();`).join('\n')}`);
+  await installWriteAudit(stack.db.adminUrl);
 }, 120_000);
 
 beforeEach(async () => {

@@ -1,18 +1,18 @@
 // One writer, with a standby that takes over: real writer processes (the CLI, `run`) against a private
 // stack. Every statement that writes a data table is recorded, with the session's application_name
 // (which names the writer) and the database's clock, by statement triggers this test adds to its own
-// database, so each write is attributed to the writer that made it, whatever the writer logs.
+// database (tests/support/write-audit.ts), so each write is attributed to the writer that made it,
+// whatever the writer logs.
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
 import { addDays, todayUtc } from '../../contract/dates.ts';
-import type { StatsTableName } from '../../contract/tables.ts';
 import { APPLICATION_NAME_PREFIX, WRITER_LOCK_KEY } from '../../scripts/writer/lock.ts';
+import { installWriteAudit, lockHolders as lockHoldersOf } from '../support/write-audit.ts';
 import { query, resetData } from '../support/db.ts';
 import { startTestStack, type TestStack } from '../support/stack.ts';
 import { earning, fakeAccount, FakePolymarket, writerEnv } from '../support/fake-polymarket.ts';
 import { cliEnv, runCli, startCli } from '../support/writer.ts';
 
 const T = todayUtc();
-const AUDITED: StatsTableName[] = ['payout', 'trading_cost', 'accrual', 'breadth', 'capital', 'heartbeat', 'log_entry', 'settings', 'quoted_market', 'capital_held'];
 const STANDBY_LOG_SECONDS = 3;
 
 let stack: TestStack;
@@ -46,22 +46,11 @@ const firstHeartbeatOf = async (name: string, after: Date) =>
 /** Every write statement since the test began: when, on which table, and which writer's session made it. */
 const writes = () => query<{ at: Date; tbl: string; op: string; app: string }>(stack.db.adminUrl, 'select at, tbl, op, app from public.write_audit order by at');
 const appOf = (name: string) => `${APPLICATION_NAME_PREFIX}${name}`;
-const lockHolders = () => query<{ pid: number; app: string }>(stack.db.adminUrl, `select l.pid, a.application_name as app
-  from pg_locks l join pg_stat_activity a on a.pid = l.pid
-  where l.locktype = 'advisory' and l.classid = $1 and l.objid = $2 and l.objsubid = 2 and l.granted`, [...WRITER_LOCK_KEY]);
+const lockHolders = () => lockHoldersOf(stack.db.adminUrl);
 
 beforeAll(async () => {
   stack = await startTestStack();
-  // Test instrument: statement triggers (they fire even when a statement changes no row) that record
-  // each write and its session. A rolled-back transaction leaves no record, as it leaves no write.
-  await query(stack.db.adminUrl, `
-    create table public.write_audit (at timestamptz not null default clock_timestamp(), tbl text not null, op text not null, app text not null);
-    create function public.audit_write() returns trigger language plpgsql security definer set search_path = '' as $$
-    begin
-      insert into public.write_audit (tbl, op, app) values (tg_table_name, tg_op, current_setting('application_name'));
-      return null;
-    end $$;
-    ${AUDITED.map((t) => `create trigger audit_write after insert or update or delete on stats.${t} for each statement execute function public.audit_write();`).join('\n')}`);
+  await installWriteAudit(stack.db.adminUrl);
 }, 120_000);
 
 beforeEach(async () => {
