@@ -26,9 +26,10 @@ import type { SupervisedPart } from './supervisor.ts';
 /**
  * The monitor's failover timing, shortened from pg_auto_failover's defaults (20 s and 30 s, which
  * make a failover take about 50 s): a primary silent for 10 s is unhealthy, and the standby is
- * promoted 20 s later. That pause must stay above the keeper's network_partition_timeout (20 s), after
- * which a primary that reaches neither the monitor nor its standby demotes itself, so an old primary
- * cut off from the others has stopped taking writes before the standby takes any.
+ * promoted 20 s later, 30 s after the primary fell silent. That stays later than the keeper's
+ * network_partition_timeout (20 s), after which a primary that reaches neither the monitor nor its
+ * standby demotes itself, so an old primary cut off from the others has stopped taking writes before
+ * the standby takes any. docker-compose's monitor (scripts/deploy/pg-auto-failover.sh) has the same.
  * https://pg-auto-failover.readthedocs.io/en/v2.0/ref/configuration.html
  */
 const MONITOR_SETTINGS = {

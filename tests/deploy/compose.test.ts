@@ -270,11 +270,9 @@ describe('docker-compose.yml', () => {
     expect(commands[1]).toContain('--replication-quorum true');
     // the same failover timing as scripts/lib/ha.ts
     const local = readFileSync(path.join(ROOT_DIR, 'scripts/lib/ha.ts'), 'utf8');
-    for (const setting of ['pgautofailover.node_considered_unhealthy_timeout', 'pgautofailover.primary_demote_timeout']) {
-      const value = local.match(new RegExp(`'${setting.replace('.', '\\.')}': '(\\d+)'`))?.[1];
-      expect(value, setting).toMatch(/^\d+$/);
-      expect(text).toContain(`echo "${setting} = ${value}"`);
-    }
+    const settings = [...local.matchAll(/'(pgautofailover\.[a-z_]+)': '(\d+)'/g)];
+    expect(settings.map((m) => m[1])).toEqual(['pgautofailover.node_considered_unhealthy_timeout', 'pgautofailover.primary_demote_timeout', 'pgautofailover.startup_grace_period']);
+    for (const [, setting, value] of settings) expect(text).toContain(`echo "${setting} = ${value}"`);
     // pg_autoctl's roles log in with a password: the replication role on the nodes, the monitor's on it
     const hba = readFileSync(path.join(ROOT_DIR, 'scripts/deploy/pg_hba.conf'), 'utf8').split('\n').filter((l) => l.trim() && !l.startsWith('#')).map((l) => l.trim().split(/\s+/));
     expect(hba).toContainEqual(['host', 'replication', 'pgautofailover_replicator', 'all', 'scram-sha-256']);
