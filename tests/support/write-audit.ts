@@ -5,7 +5,7 @@
 // holds the writer lock now, by the same name.
 import type { StatsTableName } from '../../contract/tables.ts';
 import { WRITER_LOCK_KEY } from '../../scripts/writer/lock.ts';
-import { query } from './db.ts';
+import { query, resetData } from './db.ts';
 
 const AUDITED: StatsTableName[] = ['payout', 'trading_cost', 'accrual', 'breadth', 'capital', 'heartbeat', 'log_entry', 'settings', 'quoted_market', 'capital_held'];
 
@@ -19,6 +19,12 @@ export async function installWriteAudit(adminUrl: string): Promise<void> {
       return null;
     end $$;
     ${AUDITED.map((t) => `create trigger audit_write after insert or update or delete on stats.${t} for each statement execute function public.audit_write();`).join('\n')}`);
+}
+
+/** Empties the data tables and the audit, for the next test. */
+export async function resetAudited(stack: { db: { adminUrl: string } }): Promise<void> {
+  await resetData(stack);
+  await query(stack.db.adminUrl, 'truncate public.write_audit');
 }
 
 /** The sessions holding the writer lock: their backend and application_name. */

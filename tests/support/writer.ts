@@ -73,3 +73,24 @@ export async function landingStatsViaApi(stack: TestStack): Promise<Record<strin
   if (res.status !== 200) throw new Error(`landing_stats answered ${res.status}: ${await res.text()}`);
   return res.json() as Promise<Record<string, any>>;
 }
+
+/** Waits until `probe` gives something truthy, asking every 100 ms; fails naming `what` after `timeoutMs`. */
+export async function until<T>(what: string, probe: () => Promise<T | undefined | false> | T | undefined | false, timeoutMs = 30_000): Promise<T> {
+  const deadline = Date.now() + timeoutMs;
+  for (;;) {
+    const value = await probe();
+    if (value) return value;
+    if (Date.now() > deadline) throw new Error(`timed out waiting for ${what}`);
+    await new Promise((r) => setTimeout(r, 100));
+  }
+}
+
+/** A writer's `run` as a child process (named WRITER_NAME unless undefined), with its JSON log lines. */
+export type WriterRun = ReturnType<typeof startCli> & { name: string; lines: () => Record<string, any>[] };
+
+export function startWriterRun(name: string | undefined, env: Env): WriterRun {
+  const run = startCli(['run'], { ...env, ...(name ? { WRITER_NAME: name } : {}) });
+  run.child.stdin!.end();
+  const lines = () => run.stdout().split('\n').filter((l) => l.startsWith('{')).map((l) => JSON.parse(l) as Record<string, any>);
+  return Object.assign(run, { name: name ?? '', lines });
+}

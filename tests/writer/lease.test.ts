@@ -7,40 +7,26 @@
 import { afterAll, afterEach, beforeAll, beforeEach, describe, expect, it } from 'vitest';
 import { todayUtc } from '../../contract/dates.ts';
 import { APPLICATION_NAME_PREFIX } from '../../scripts/writer/lock.ts';
-import { installWriteAudit, lockHolders as lockHoldersOf } from '../support/write-audit.ts';
-import { query, resetData } from '../support/db.ts';
+import { installWriteAudit, lockHolders as lockHoldersOf, resetAudited } from '../support/write-audit.ts';
+import { query } from '../support/db.ts';
 import { earning, fakeAccount, FakePolymarket, writerEnv } from '../support/fake-polymarket.ts';
 import { startTestStack, type TestStack } from '../support/stack.ts';
-import { cliEnv, startCli } from '../support/writer.ts';
+import { cliEnv, startWriterRun, until, type WriterRun } from '../support/writer.ts';
 
 const T = todayUtc();
 /** What the service promises: a standby writes within this long of the holder's stall. */
 const TAKEOVER_LIMIT_MS = 30_000;
 
 let stack: TestStack;
-type Writer = ReturnType<typeof startCli> & { name: string; lines: () => Record<string, any>[] };
-const started: Writer[] = [];
+const started: WriterRun[] = [];
 
-function writer(name: string, env: Record<string, string | undefined>): Writer {
-  const run = startCli(['run'], { ...env, WRITER_NAME: name });
-  run.child.stdin!.end();
-  const lines = () => run.stdout().split('\n').filter((l) => l.startsWith('{')).map((l) => JSON.parse(l) as Record<string, any>);
-  const w = Object.assign(run, { name, lines });
+function writer(name: string, env: Record<string, string | undefined>): WriterRun {
+  const w = startWriterRun(name, env);
   started.push(w);
   return w;
 }
 
-async function until<T>(what: string, probe: () => Promise<T | undefined | false> | T | undefined | false, timeoutMs = 30_000): Promise<T> {
-  const deadline = Date.now() + timeoutMs;
-  for (;;) {
-    const value = await probe();
-    if (value) return value;
-    if (Date.now() > deadline) throw new Error(`timed out waiting for ${what}`);
-    await new Promise((r) => setTimeout(r, 100));
-  }
-}
-
-const logged = (w: Writer, msg: string | RegExp) => w.lines().find((l) => (typeof msg === 'string' ? l.msg === msg : msg.test(l.msg)));
+const logged = (w: WriterRun, msg: string | RegExp) => w.lines().find((l) => (typeof msg === 'string' ? l.msg === msg : msg.test(l.msg)));
 const dbNow = async () => (await query<{ t: Date }>(stack.db.adminUrl, 'select clock_timestamp() as t'))[0]!.t;
 const heartbeatsOf = (name: string, after: Date) =>
   query<{ at: Date }>(stack.db.adminUrl, 'select at from stats.heartbeat where writer = $1 and at > $2 order by at', [name, after]);
@@ -56,10 +42,7 @@ beforeAll(async () => {
   await installWriteAudit(stack.db.adminUrl);
 }, 120_000);
 
-beforeEach(async () => {
-  await resetData(stack);
-  await query(stack.db.adminUrl, 'truncate public.write_audit');
-});
+beforeEach(() => resetAudited(stack));
 
 /** Ends every writer a test started; a stopped one is continued first, so none outlives its test. */
 async function endWriters() {

@@ -6,39 +6,25 @@
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
 import { addDays, todayUtc } from '../../contract/dates.ts';
 import { APPLICATION_NAME_PREFIX, WRITER_LOCK_KEY } from '../../scripts/writer/lock.ts';
-import { installWriteAudit, lockHolders as lockHoldersOf } from '../support/write-audit.ts';
-import { query, resetData } from '../support/db.ts';
+import { installWriteAudit, lockHolders as lockHoldersOf, resetAudited } from '../support/write-audit.ts';
+import { query } from '../support/db.ts';
 import { startTestStack, type TestStack } from '../support/stack.ts';
 import { earning, fakeAccount, FakePolymarket, writerEnv } from '../support/fake-polymarket.ts';
-import { cliEnv, runCli, startCli } from '../support/writer.ts';
+import { cliEnv, runCli, startWriterRun, until, type WriterRun } from '../support/writer.ts';
 
 const T = todayUtc();
 const STANDBY_LOG_SECONDS = 3;
 
 let stack: TestStack;
-type Writer = ReturnType<typeof startCli> & { name: string; lines: () => Record<string, any>[] };
-const started: Writer[] = [];
+const started: WriterRun[] = [];
 
-function writer(name: string | undefined, env: Record<string, string | undefined>): Writer {
-  const run = startCli(['run'], { ...env, ...(name ? { WRITER_NAME: name } : {}) });
-  run.child.stdin!.end();
-  const lines = () => run.stdout().split('\n').filter((l) => l.startsWith('{')).map((l) => JSON.parse(l) as Record<string, any>);
-  const w = Object.assign(run, { name: name ?? '', lines });
+function writer(name: string | undefined, env: Record<string, string | undefined>): WriterRun {
+  const w = startWriterRun(name, env);
   started.push(w);
   return w;
 }
 
-async function until<T>(what: string, probe: () => Promise<T | undefined | false> | T | undefined | false, timeoutMs = 30_000): Promise<T> {
-  const deadline = Date.now() + timeoutMs;
-  for (;;) {
-    const value = await probe();
-    if (value) return value;
-    if (Date.now() > deadline) throw new Error(`timed out waiting for ${what}`);
-    await new Promise((r) => setTimeout(r, 100));
-  }
-}
-
-const logged = (w: Writer, msg: string, from = 0) => w.lines().slice(from).find((l) => l.msg === msg);
+const logged = (w: WriterRun, msg: string, from = 0) => w.lines().slice(from).find((l) => l.msg === msg);
 const dbNow = async () => (await query<{ t: Date }>(stack.db.adminUrl, 'select clock_timestamp() as t'))[0]!.t;
 const heartbeats = () => query<{ at: Date; writer: string | null }>(stack.db.adminUrl, 'select at, writer from stats.heartbeat where writer is not null order by at');
 const firstHeartbeatOf = async (name: string, after: Date) =>
@@ -53,10 +39,7 @@ beforeAll(async () => {
   await installWriteAudit(stack.db.adminUrl);
 }, 120_000);
 
-beforeEach(async () => {
-  await resetData(stack);
-  await query(stack.db.adminUrl, 'truncate public.write_audit');
-});
+beforeEach(() => resetAudited(stack));
 
 afterAll(async () => {
   for (const w of started) if (w.child.exitCode === null && w.child.signalCode === null) w.child.kill('SIGKILL');
