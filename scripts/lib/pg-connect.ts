@@ -200,20 +200,45 @@ async function openOne(candidate: Candidate, target: TargetSessionAttrs, opts: C
   }
 }
 
-/**
- * A connected session on the first server of `url` that qualifies, with the timeouts set. Every
- * server failing is one error naming each and why (never the password).
- */
-export async function connectDatabase(url: string, opts: ConnectOptions): Promise<pg.Client> {
+/** The first server of `url` that qualifies, and a session on it; every server failing is one error naming each and why (never the password). */
+async function firstQualifying(url: string, opts: ConnectOptions): Promise<{ candidate: Candidate; client: pg.Client }> {
   const { candidates, targetSessionAttrs } = parseDatabaseUrl(url);
-  if (candidates.length === 1 && targetSessionAttrs === 'any') return openOne(candidates[0]!, 'any', opts);
+  if (candidates.length === 1 && targetSessionAttrs === 'any') return { candidate: candidates[0]!, client: await openOne(candidates[0]!, 'any', opts) };
   const failures: string[] = [];
   for (const candidate of candidates) {
     try {
-      return await openOne(candidate, targetSessionAttrs, opts);
+      return { candidate, client: await openOne(candidate, targetSessionAttrs, opts) };
     } catch (error) {
       failures.push(`${candidate.label}: ${(error as Error).message}`);
     }
   }
   throw new Error(`no server of the database URL gave a ${targetSessionAttrs === 'any' ? '' : `${targetSessionAttrs} `}session (${failures.join('; ')})`);
+}
+
+/** A connected session on the first server of `url` that qualifies, with the timeouts set. */
+export async function connectDatabase(url: string, opts: ConnectOptions): Promise<pg.Client> {
+  return (await firstQualifying(url, opts)).client;
+}
+
+/**
+ * A node-postgres pool on the first server of `url` that qualifies (chosen once, as a command's
+ * connections all belong on one server), each of its sessions with the timeouts set.
+ */
+export async function poolOnServer(url: string, opts: ConnectOptions & { max: number }): Promise<pg.Pool> {
+  const { candidate, client } = await firstQualifying(url, opts);
+  await client.end().catch(() => {});
+  const pool = new pg.Pool({
+    connectionString: candidate.url,
+    max: opts.max,
+    application_name: opts.applicationName,
+    connectionTimeoutMillis: opts.connectTimeoutMs ?? 10_000,
+    keepAlive: true,
+    keepAliveInitialDelayMillis: 10_000,
+  });
+  // Queued ahead of whatever its first user sends (https://node-postgres.com/apis/pool#events).
+  pool.on('connect', (session) => void session.query(sessionSettings(opts.timeouts)).catch(() => {}));
+  // An idle connection the server drops (restart, shutdown) is an 'error' event on the pool, which
+  // would crash the process unhandled. The pool discards that client and the next query reconnects.
+  pool.on('error', () => {});
+  return pool;
 }

@@ -1,8 +1,8 @@
 // kysely over pg, logged in as the writer's own role (stats_writer), which can write only the data tables.
-import { Kysely, PostgresDialect, type Generated, type PostgresPool, type PostgresPoolClient } from 'kysely';
+import { Kysely, PostgresDialect, type Generated } from 'kysely';
 import pg from 'pg';
 import type { DemoTable, StatsTableName } from '../../contract/tables.ts';
-import { connectDatabase, type SessionTimeouts } from '../lib/pg-connect.ts';
+import { poolOnServer, type SessionTimeouts } from '../lib/pg-connect.ts';
 
 // Dates stay 'YYYY-MM-DD' strings: a JS Date would shift them by the local time zone.
 pg.types.setTypeParser(1082, (value) => value);
@@ -47,72 +47,8 @@ export type WriterDb = Kysely<StatsTables>;
  */
 export const COMMAND_TIMEOUTS: SessionTimeouts = { statementMs: 60_000, idleInTransactionMs: 60_000, idleSessionMs: 0 };
 
-/** How many connections a command's pool opens at most. */
-const POOL_SIZE = 3;
-
-/**
- * A pool for kysely whose connections come from connectDatabase (node-postgres's own pool opens them
- * itself, with one host only). A connection that failed is closed, not handed out again.
- */
-class ConnectingPool implements PostgresPool {
-  #url: string;
-  #idle: pg.Client[] = [];
-  #open = 0;
-  #waiting: (() => void)[] = [];
-  #broken = new WeakSet<pg.Client>();
-
-  constructor(url: string) {
-    this.#url = url;
-  }
-
-  async connect(): Promise<PostgresPoolClient> {
-    for (;;) {
-      const idle = this.#idle.pop();
-      if (idle) return this.#lend(idle);
-      if (this.#open < POOL_SIZE) break;
-      await new Promise<void>((resolve) => this.#waiting.push(resolve));
-    }
-    this.#open++;
-    let client: pg.Client;
-    try {
-      client = await connectDatabase(this.#url, { applicationName: 'stats-writer', timeouts: COMMAND_TIMEOUTS });
-    } catch (error) {
-      this.#open--;
-      this.#waiting.shift()?.();
-      throw error;
-    }
-    // An idle connection the server drops (restart, shutdown) must not crash the process unhandled.
-    client.on('error', () => this.#broken.add(client));
-    client.on('end', () => this.#broken.add(client));
-    return this.#lend(client);
-  }
-
-  #lend(client: pg.Client): PostgresPoolClient {
-    let released = false;
-    const lent = {
-      query: (...args: unknown[]) => (client.query as (...a: unknown[]) => unknown)(...args),
-      release: () => {
-        if (released) return;
-        released = true;
-        if (this.#broken.has(client)) {
-          this.#open--;
-          void client.end().catch(() => {});
-        } else {
-          this.#idle.push(client);
-        }
-        this.#waiting.shift()?.();
-      },
-    };
-    return lent as unknown as PostgresPoolClient;
-  }
-
-  async end(): Promise<void> {
-    const idle = this.#idle.splice(0);
-    this.#open -= idle.length;
-    await Promise.all(idle.map((c) => c.end().catch(() => {})));
-  }
-}
-
 export function openWriterDb(connectionString: string): WriterDb {
-  return new Kysely<StatsTables>({ dialect: new PostgresDialect({ pool: new ConnectingPool(connectionString) }) });
+  // The server is chosen when the first query needs a connection.
+  const pool = () => poolOnServer(connectionString, { applicationName: 'stats-writer', timeouts: COMMAND_TIMEOUTS, max: 3 });
+  return new Kysely<StatsTables>({ dialect: new PostgresDialect({ pool }) });
 }
