@@ -172,6 +172,8 @@ const created = (layout: Layout, pgdata: string) => existsSync(path.join(layout.
 
 async function canQuery(url: string, sql = 'select 1'): Promise<boolean> {
   const client = new pg.Client({ connectionString: url, connectionTimeoutMillis: 2000 });
+  // A server that stops while this client is idle ends it with an 'error' event, which unheard would end the stack.
+  client.on('error', () => {});
   try {
     await client.connect();
     await client.query(sql);
@@ -258,6 +260,7 @@ export async function openHaDatabase(cfg: Config, log: Log, supervise: Supervise
 
     const states = async (): Promise<HaNodeState[]> => {
       const client = new pg.Client({ connectionString: monitorUri, connectionTimeoutMillis: 2000 });
+      client.on('error', () => {});
       await client.connect();
       try {
         const { rows } = await client.query<{ name: string; port: number; reported: string; assigned: string }>(
