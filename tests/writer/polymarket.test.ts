@@ -50,7 +50,7 @@ function makeAccount(): FakeAccount {
   ];
   a.positions = [
     ...Array.from({ length: 500 }, (_, i) => position(1000 + i, 5, 2, a)),
-    ...Array.from({ length: 20 }, (_, i) => position(2000 + i, 2, 1, a)),
+    ...Array.from({ length: 20 }, (_, i) => position(2000 + i, 2, i === 0 ? 1.000007 : 1, a)), // a sub-cent mark, kept to 6 decimals
     ...Array.from({ length: 10 }, (_, i) => position(3000 + i, 0.4, 0.1, a)),
   ];
   const y = addDays(T, -1);
@@ -163,6 +163,8 @@ describe('the writer against the documented Polymarket', () => {
       },
     });
     expect(stats.accrued_today_markets).toBe(104);
+    expect(await query(stack.db.adminUrl, 'select inventory_usd::float8 as inventory from stats.capital order by observed_at desc limit 1'))
+      .toEqual([{ inventory: round6(inventory) }]);
     expect(stats.returns.trading_costs_usd).toBe(round2(expectedCostOfYesterday(a)));
     expect(await query(stack.db.adminUrl, 'select date, usd::float8 as usd from stats.trading_cost')).toEqual([{ date: T, usd: expectedCostOfYesterday(a) }]);
 

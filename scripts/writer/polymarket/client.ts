@@ -19,10 +19,10 @@ export const UNDOCUMENTED_REWARDS_SIGNATURE_TYPE = 3;
 /**
  * The rows of a CLOB list answer: a bare array, or the `data` array of an envelope. No rows at all
  * may arrive as `null` (a body of null, or an envelope whose `data` is null): Polymarket documents a
- * query without results as answering with data null or an empty list, never an error
- * (https://docs.polymarket.com/api-reference/data-api/migrating-from-v1, of its Data API). The CLOB
- * route pages the writer reads show arrays only, so null is read as no rows on every one of them and
- * reported through `onNull`. Anything else (an object that is no envelope) is an error: reading an answer nobody
+ * query without results of its Data API as answering with data null or an empty list, never an
+ * error (https://docs.polymarket.com/api-reference/data-api/migrating-from-v1). The CLOB route pages
+ * the writer reads show arrays only, so null is read the same way, as no rows, and reported through
+ * `onNull`. Anything else (an object that is no envelope) is an error: reading an answer nobody
  * documented as empty would publish a made-up zero.
  */
 export function rows(body: unknown, route: string, onNull?: (route: string) => void): Record<string, unknown>[] {
