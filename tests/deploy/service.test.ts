@@ -1,14 +1,18 @@
 // `npm run service -- install`: the systemd unit it prints is the one systemd's own analyzer accepts
 // without a word and rates at an exposure of 5.0 or lower, with and without the capability that
-// ports below 1024 take; bad usage exits 2; and on a machine where systemd is not process 1 (as
-// here) installing says so and changes nothing.
-import { execFile, spawnSync } from 'node:child_process';
-import { existsSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+// ports below 1024 take; the unit's command, as an unprivileged user, runs the whole stack; bad
+// usage exits 2; and on a machine where systemd is not process 1 (as here) installing says so and
+// changes nothing.
+import { execFile, spawn, spawnSync } from 'node:child_process';
+import { chownSync, existsSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { promisify } from 'node:util';
 import { afterAll, describe, expect, it } from 'vitest';
 import { ROOT_DIR } from '../../scripts/lib/config.ts';
+import { ensureEnvFile } from '../../scripts/lib/keys.ts';
+import { freePort } from '../../scripts/lib/processes.ts';
+import { copyCheckout } from '../support/checkout.ts';
 
 const SERVICE = path.join(ROOT_DIR, 'scripts', 'service.ts');
 const UNIT_NAME = 'public-stats.service';
@@ -90,6 +94,62 @@ describe('install --print', () => {
     expect(await analyze(['verify', file])).toEqual({ code: 0, stdout: '', stderr: '' });
     expect(await exposure(file)).toBeLessThanOrEqual(5.0);
   });
+});
+
+describe("the unit's command", () => {
+  // `nobody` stands in for the system user the install makes: a test does not add users to the machine.
+  const NOBODY = 65534;
+  const uidOf = (pid: string) => Number(/^Uid:\s+(\d+)/m.exec(readFileSync(`/proc/${pid}/status`, 'utf8'))?.[1]);
+
+  it('runs the whole stack as an unprivileged user that owns only the data directory and the env file, and stops cleanly on SIGTERM', async () => {
+    const { home, app } = copyCheckout(0o755);
+    const dataDir = path.join(home, 'data');
+    const envFile = path.join(home, 'env');
+    try {
+      const ports = ['API_PORT', 'SITE_PORT', 'EDGE_PORT', 'POSTGREST_PORT', 'POSTGREST_ADMIN_PORT', 'POSTGRES_PORT'];
+      writeFileSync(envFile, [`DATA_DIR=${dataDir}`, 'NGINX_WORKERS=1', 'EDGE_WORKERS=1', ...await Promise.all(ports.map(async (name) => `${name}=${await freePort()}`)), ''].join('\n'));
+      await ensureEnvFile(envFile);
+      // What the install does for its user: the data directory and the env file are the user's.
+      mkdirSync(dataDir, { mode: 0o700 });
+      chownSync(dataDir, NOBODY, NOBODY);
+      chownSync(envFile, NOBODY, NOBODY);
+      const print = spawnSync(process.execPath, [path.join(app, 'scripts', 'service.ts'), 'install', '--print'], { encoding: 'utf8', env: { PATH: process.env.PATH ?? '', ENV_FILE: envFile } });
+      expect(print.status, print.stderr).toBe(0);
+      const setting = (name: string) => new RegExp(`^${name}=(.*)$`, 'm').exec(print.stdout)![1]!;
+      expect(setting('ReadWritePaths')).toBe(dataDir);
+      const child = spawn('setpriv', [`--reuid=${NOBODY}`, `--regid=${NOBODY}`, '--clear-groups', 'env', '-i', setting('Environment'), `ENV_FILE=${envFile}`, ...setting('ExecStart').split(' ')],
+        { cwd: setting('WorkingDirectory'), stdio: ['ignore', 'pipe', 'pipe'] });
+      let out = '';
+      child.stdout.on('data', (c: Buffer) => { out += c.toString(); });
+      child.stderr.on('data', (c: Buffer) => { out += c.toString(); });
+      const exited = new Promise<number | null>((resolve) => child.on('exit', (code) => resolve(code)));
+      try {
+        for (let i = 0; i < 1800 && !out.includes('is running') && child.exitCode === null; i++) await new Promise((r) => setTimeout(r, 100));
+        expect(out, out).toContain('Public Stats Service is running');
+        const sitePort = /^SITE_PORT=(\d+)$/m.exec(readFileSync(envFile, 'utf8'))![1];
+        const stats = await fetch(`http://127.0.0.1:${sitePort}/api/stats`).then((r) => r.json()) as Record<string, unknown>;
+        expect(stats.data_source).toBe('demo');
+        // Postgres and nginx run as the same user, not as root nor as users of their own.
+        const parts = readdirSync('/proc').filter((pid) => /^\d+$/.test(pid)).flatMap((pid) => {
+          try {
+            const command = readFileSync(`/proc/${pid}/cmdline`, 'utf8').split('\0').join(' ');
+            return command.includes(dataDir) ? [{ command, uid: uidOf(pid) }] : [];
+          } catch {
+            return [];
+          }
+        });
+        expect(parts.some((p) => /postgres/.test(p.command)), JSON.stringify(parts)).toBe(true);
+        expect(parts.some((p) => /nginx/.test(p.command)), JSON.stringify(parts)).toBe(true);
+        for (const part of parts) expect(part.uid, part.command).toBe(NOBODY);
+        expect(uidOf(String(child.pid))).toBe(NOBODY);
+      } finally {
+        child.kill('SIGTERM');
+        expect(await exited, out).toBe(0);
+      }
+    } finally {
+      rmSync(home, { recursive: true, force: true });
+    }
+  }, 300_000);
 });
 
 describe('bad usage', () => {
