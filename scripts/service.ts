@@ -189,7 +189,9 @@ async function install(): Promise<void> {
   writeFileSync(UNIT_FILE, unit, { mode: 0o644 });
   console.log(`Wrote ${UNIT_FILE}; the stack runs as ${SERVICE_USER}, its data in ${cfg.dataDir}.`);
   run('systemctl', ['daemon-reload']);
-  run('systemctl', ['enable', '--now', UNIT_NAME]);
+  run('systemctl', ['enable', UNIT_NAME]);
+  // restart, not start: installing again (a new port, a moved checkout) must put the new unit to work.
+  run('systemctl', ['restart', UNIT_NAME]);
   console.log(`Enabled and started ${UNIT_NAME}: it starts at boot and again when it fails.
   systemctl status ${UNIT_NAME}     its state
   journalctl -u ${UNIT_NAME} -f     what the stack says (the banner of \`npm start\` included)`);
