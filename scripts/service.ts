@@ -6,8 +6,8 @@
 // Running the whole stack as one ordinary user is the stack's own non-root mode: Postgres and nginx
 // then run as that user too (as root they would drop to `postgres` and `nobody`), and every file it
 // writes lies under the data directory, which is the only writable path the unit grants.
-import { execFileSync } from 'node:child_process';
-import { chmodSync, chownSync, existsSync, lstatSync, mkdirSync, readdirSync, statSync, writeFileSync } from 'node:fs';
+import { execFileSync, spawnSync } from 'node:child_process';
+import { chmodSync, chownSync, existsSync, lchownSync, lstatSync, mkdirSync, readdirSync, statSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
 import { parseArgs } from 'node:util';
 import { configFromEnv, defaultDataDir, envFilePath, loadEnv, ROOT_DIR, traversableByOthers, type Config, type Env } from './lib/config.ts';
@@ -158,17 +158,17 @@ function run(command: string, args: string[]): void {
 
 /** The system user the stack runs as, made when missing: no home, no login. */
 function ensureUser(): { uid: number; gid: number } {
-  try {
-    return idsOf(SERVICE_USER);
-  } catch {
+  if (spawnSync('id', ['-u', SERVICE_USER]).status !== 0) {
     run('useradd', ['--system', '--user-group', '--home-dir', '/nonexistent', '--no-create-home', '--shell', '/usr/sbin/nologin', SERVICE_USER]);
-    return idsOf(SERVICE_USER);
+    console.log(`Made the system user ${SERVICE_USER}.`);
   }
+  return idsOf(SERVICE_USER);
 }
 
 /** Hands `p` and everything under it to the user (a stack run as root before left files of `postgres` and `nobody` there). */
 function chownTree(p: string, ids: { uid: number; gid: number }): void {
-  chownSync(p, ids.uid, ids.gid);
+  // lchown: a symbolic link is handed over itself, never what it points to.
+  lchownSync(p, ids.uid, ids.gid);
   if (lstatSync(p).isDirectory()) for (const entry of readdirSync(p)) chownTree(path.join(p, entry), ids);
 }
 
