@@ -28,7 +28,7 @@ const USAGE = `Usage: npm run service -- install [--print]
                    hand it the data directory and .env, then enable and start the service
                    (needs root, on a machine that runs systemd)
   install --print  write that unit to standard output and change nothing
-                   (through npm: npm run --silent service -- install --print)
+                   (npm adds no banner of its own: .npmrc sets loglevel=silent)
   --help           print this help`;
 
 class UsageError extends Error {}

@@ -62,7 +62,7 @@ describe('install --print', () => {
       expect(lines).toContain(setting);
     }
     expect(text).not.toContain('AmbientCapabilities');
-    const viaNpm = spawnSync('npm', ['run', '--silent', 'service', '--', 'install', '--print'], { cwd: ROOT_DIR, encoding: 'utf8', env: { PATH: process.env.PATH ?? '', HOME: process.env.HOME ?? tmpdir(), ENV_FILE: path.join(dir, 'absent.env') } });
+    const viaNpm = spawnSync('npm', ['run', 'service', '--', 'install', '--print'], { cwd: ROOT_DIR, encoding: 'utf8', env: { PATH: process.env.PATH ?? '', HOME: process.env.HOME ?? tmpdir(), ENV_FILE: path.join(dir, 'absent.env') } });
     expect(viaNpm.status, viaNpm.stderr).toBe(0);
     expect(viaNpm.stdout).toBe(text);
   });
