@@ -47,6 +47,7 @@ import { basename } from 'node:path';
 import { parseArgs } from 'node:util';
 import { Failure, fail } from './failure.ts';
 import { agents } from './http.ts';
+import { DEFAULT_SITE } from './default-site.ts';
 import { ED25519_NOTE, parseVkey, type NoteKey } from './notes.ts';
 import type { Options, Trust } from './options.ts';
 import { parsePolicy, type Policy } from './policy.ts';
@@ -54,10 +55,6 @@ import { checkReceipt } from './receipt.ts';
 import { checkSite } from './site.ts';
 import { readState } from './state.ts';
 
-/** The site that serves this file: the site's build names it (esbuild's `define`); unset in the source. */
-declare const SERVED_BY_SITE: string | undefined;
-/** The site checked when --site is not given: the one this copy came from, else a local one. */
-const DEFAULT_SITE = typeof SERVED_BY_SITE === 'string' ? SERVED_BY_SITE : 'http://127.0.0.1:8080';
 const USAGE = `Usage: node ${basename(process.argv[1] ?? 'verify.mjs')} [--site URL] [--state FILE] [--policy FILE] [--vkey VKEY] [--receipt FILE] [--strict]
   --site URL      the site to check, scheme and host only (default ${DEFAULT_SITE})
   --state FILE    the log's key and the last checkpoint seen: a later run checks the log is consistent with it, then saves the newest

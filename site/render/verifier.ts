@@ -4,13 +4,25 @@
 import { readFileSync } from 'node:fs';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
-import { build } from 'esbuild';
+import { build, type Plugin } from 'esbuild';
 
 const VERIFIER_DIR = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '../../scripts/verify');
 /** The command line: the bundle's entry, whose opening comment says what the file checks and from which standards. */
-export const VERIFIER_ENTRY = path.join(VERIFIER_DIR, 'cli.ts');
-/** The oldest Node the served file is written for (its usage comment says so). */
+const VERIFIER_ENTRY = path.join(VERIFIER_DIR, 'cli.ts');
+/** The module that names the site checked by default: the served file names the site that serves it. */
+const DEFAULT_SITE_MODULE = path.join(VERIFIER_DIR, 'default-site.ts');
+/** The oldest Node the served file is written for (its opening comment says so). */
 const NODE_TARGET = 'node20';
+
+/** An esbuild plugin (https://esbuild.github.io/plugins/#on-load) that gives the default-site module this site. */
+const namingSite = (siteUrl: string): Plugin => ({
+  name: 'default-site',
+  setup(build) {
+    build.onLoad({ filter: /default-site\.ts$/ }, (args) => (path.resolve(args.path) === DEFAULT_SITE_MODULE
+      ? { contents: `export const DEFAULT_SITE = ${JSON.stringify(siteUrl)};\n`, loader: 'ts' }
+      : undefined));
+  },
+});
 
 /** The entry's opening lines of `//` comments: esbuild keeps no plain comment, so they head the bundle as its banner. */
 function openingComment(source: string): string {
@@ -30,7 +42,7 @@ export async function verifierScript(siteUrl: string): Promise<string> {
     target: NODE_TARGET,
     // Node's own modules stay imports; anything else would be bundled in, and fails below.
     external: ['node:*'],
-    define: { SERVED_BY_SITE: JSON.stringify(siteUrl) },
+    plugins: [namingSite(siteUrl)],
     banner: { js: openingComment(readFileSync(VERIFIER_ENTRY, 'utf8')) },
     legalComments: 'none',
     metafile: true,
