@@ -1,12 +1,12 @@
-// One GET at a time, bounded in size and time, read as sent: what the answers' signatures cover.
+// GETs bounded in size and time, a few at once, each answer kept as sent: what its signature covers.
 import { Agent as HttpAgent, request as httpRequest, type IncomingMessage } from 'node:http';
 import { Agent as HttpsAgent, request as httpsRequest } from 'node:https';
 import { brotliDecompressSync, gunzipSync, inflateRawSync, inflateSync } from 'node:zlib';
 import { fail, Failure } from './failure.ts';
 
-export const TIMEOUT_MS = 20_000;
+const TIMEOUT_MS = 20_000;
 const CONCURRENCY = 6;
-/** Bounds on what is read: documents, signed answers, and a log of at most 2^20 entries (2,870 years of nights). */
+/** Bounds on what is read: documents and signed answers. */
 export const MAX_DOCUMENT_BYTES = 1 << 20;
 export const MAX_ANSWER_BYTES = 32 << 20;
 

@@ -4,7 +4,8 @@ import { createPublicKey, verify as verifyEd25519, type KeyObject } from 'node:c
 import { sha256 } from './encoding.ts';
 import { fail } from './failure.ts';
 
-export const MAX_LOG_SIZE = 1 << 20;
+/** The largest log this verifier reads: 2^20 entries (2,870 years of nights). */
+const MAX_LOG_SIZE = 1 << 20;
 
 /** signed-note signature types: Ed25519 (the log's checkpoints) and timestamped Ed25519 (a witness's cosignature/v1). */
 export const ED25519_NOTE = 0x01;
@@ -16,7 +17,7 @@ export interface NoteKey { name: string; id: Buffer; type: number; raw: Buffer; 
 /** signed-note: key ID = SHA-256(key name || 0x0A || signature type || public key)[:4]. */
 const noteKeyId = (name: string, type: number, raw: Uint8Array): Buffer => sha256(Buffer.from(`${name}\n`, 'utf8'), Buffer.of(type), raw).subarray(0, 4);
 /** Key names are non-empty, without Unicode spaces or "+". */
-export const validKeyName = (name: string): boolean => name !== '' && !/[\s+]/u.test(name);
+const validKeyName = (name: string): boolean => name !== '' && !/[\s+]/u.test(name);
 export const vkeyOf = (k: NoteKey): string => `${k.name}+${k.id.toString('hex')}+${Buffer.concat([Buffer.of(k.type), k.raw]).toString('base64')}`;
 /** The same public key under another name: the demo log's origin. */
 export const renamed = (k: NoteKey, name: string): NoteKey => ({ ...k, name, id: noteKeyId(name, k.type, k.raw) });
@@ -44,11 +45,11 @@ export function parseVkey(vkey: string, type: number): NoteKey | string {
   }
 }
 
-export interface NoteSignature { name: string; id: Buffer; bytes: Buffer }
+interface NoteSignature { name: string; id: Buffer; bytes: Buffer }
 export interface Note { text: string; signatures: NoteSignature[] }
 
 /** signed-note: UTF-8 text ending in a newline, a blank line, then lines "— <key name> base64(key ID || signature)". */
-export function parseNote(note: string, what: string): Note {
+function parseNote(note: string, what: string): Note {
   const notNote = (): never => fail(`${what} is not a signed note (https://c2sp.org/signed-note)`);
   if (/[\u0000-\u0009\u000b-\u001f]/.test(note)) notNote();
   const split = note.lastIndexOf('\n\n');

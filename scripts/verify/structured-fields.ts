@@ -1,8 +1,8 @@
 // Structured Field Values (RFC 8941, https://www.rfc-editor.org/rfc/rfc8941): the Dictionaries of
 // the signature fields, Content-Digest and Log-Checkpoint.
 
-export type Bare = { t: 'int' | 'dec'; v: number } | { t: 'str' | 'tok'; v: string } | { t: 'bin'; v: Buffer } | { t: 'bool'; v: boolean };
-export type Params = [string, Bare][];
+type Bare = { t: 'int' | 'dec'; v: number } | { t: 'str' | 'tok'; v: string } | { t: 'bin'; v: Buffer } | { t: 'bool'; v: boolean };
+type Params = [string, Bare][];
 export interface Item { value: Bare; params: Params }
 export interface InnerList { items: Item[]; params: Params }
 export type Member = Item | InnerList;
