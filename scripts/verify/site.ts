@@ -1,7 +1,7 @@
 // The run against a site: its key directory, its log read whole and checked against the pinned key,
 // the state file and the policy, and its signed answers against the log.
 import { answerCheckpoint, checkNights, checkStats, gaps, ranges } from './completeness.ts';
-import { isoSeconds, isRecord, parseJson } from './encoding.ts';
+import { isoSeconds, isRecord, parseJson, plural } from './encoding.ts';
 import { DATE, latestByDate, readEntries } from './entries.ts';
 import { fail, Failures, Stale } from './failure.ts';
 import { decoded, expectOk, get, MAX_ANSWER_BYTES } from './http.ts';
@@ -11,14 +11,13 @@ import type { Options, Trust } from './options.ts';
 import { checkQuorum, witnessList, type Policy } from './policy.ts';
 import { checkConsistent, saveState, writeRewriteEvidence, type State } from './state.ts';
 import { getText, readLog, readTree, type Log } from './tiles.ts';
-import { checkClaims, lateAfterOnTime, readArchive, readListing, witnessing, type Witnessed } from './witnessing.ts';
+import { checkWitnessing, readListing } from './witnessing.ts';
 
 /** /api/history may be cached a little longer than the checkpoint: how often, and how far apart, both are read again. */
 const ATTEMPTS = 6;
 const RETRY_MS = 5_000;
 
 const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
-const plural = (n: number, word: string) => `${n} ${word}${n === 1 ? '' : 's'}`;
 
 export async function checkSite(o: Options, pinned: Trust | undefined, policy: Policy | undefined, saved: State | undefined): Promise<string[]> {
   const site = o.site;
@@ -119,23 +118,9 @@ export async function checkSite(o: Options, pinned: Trust | undefined, policy: P
 
       // The witnessing of each night: whether or not the newest checkpoint is cosigned, the archive is what tells.
       if (witnessed && nights) {
-        await failures.check(async () => {
-          const keys = [...trust.keys, ...trust.previous, ...(moved ? [moved] : [])];
-          const { archive, unsigned } = await readArchive(site, log, listing.sizes, keys, policy);
-          const each = witnessing(entries, archive, Date.now() / 1000);
-          const behind = checkClaims(nights, each);
-          const named = (status: Witnessed['status']) => each.filter((w) => w.status === status).map((w) => w.date);
-          const [onTime, late, pending] = [named('on time'), named('late'), named('pending')];
-          out.push(
-            `  ${plural(archive.length, 'archived checkpoint')} read${unsigned ? `, ${unsigned} of them signed by no key this verifier trusts and not counted` : ''}: ${plural(onTime.length, 'night')} witnessed on time, ${late.length} logged late, ${pending.length} not yet witnessed with the deadline ahead`,
-            ...(late.length ? [`  logged late: ${ranges(late)}`] : []),
-            ...(behind ? [`  /api/history does not yet show the witnessing of ${plural(behind, 'night')} (an answer computed before the cosignatures came)`] : []),
-          );
-          const lateAfter = lateAfterOnTime(each);
-          if (o.strict && lateAfter) {
-            fail(`night ${lateAfter.date} was logged late (${lateAfter.at === undefined ? 'no quorum cosigned it' : `the quorum cosigned it at ${isoSeconds(new Date(lateAfter.at * 1000))}`}, after its deadline ${isoSeconds(new Date(lateAfter.deadline * 1000))}), though night ${onTime[0]} before it was witnessed on time (--strict)`);
-          }
-        });
+        const keys = [...trust.keys, ...trust.previous, ...(moved ? [moved] : [])];
+        const lines = await failures.check(() => checkWitnessing(site, log, listing.sizes, keys, policy, { entries, nights, strict: o.strict }));
+        if (lines) out.push(...lines);
       }
       failures.end();
 

@@ -1,10 +1,10 @@
 // When each night was logged: the checkpoint archive, cosigned by the policy's quorum, against each
 // night's deadline, and the site's own claims about it.
-import { isoSeconds, isRecord, parseJson, utf8 } from './encoding.ts';
+import { isoSeconds, isRecord, parseJson, plural, utf8 } from './encoding.ts';
 import { fail, Stale } from './failure.ts';
 import { decoded, eachLimited, expectOk, get, MAX_ANSWER_BYTES, MAX_DOCUMENT_BYTES } from './http.ts';
 import { DAY_SECONDS, midnight } from './entries.ts';
-import type { Night } from './completeness.ts';
+import { ranges, type Night } from './completeness.ts';
 import { parseCheckpoint, signedBy, type NoteKey } from './notes.ts';
 import { cosignatures, quorumTime, type Policy } from './policy.ts';
 import type { Log } from './tiles.ts';
@@ -55,7 +55,7 @@ export async function readListing(site: URL, prefix: string, demo: boolean): Pro
 }
 
 /** Every archived checkpoint up to the verified one, each a state of its tree, with when the quorum cosigned it. */
-export async function readArchive(site: URL, log: Log, sizes: number[], keys: NoteKey[], policy: Policy) {
+async function readArchive(site: URL, log: Log, sizes: number[], keys: NoteKey[], policy: Policy) {
   const wanted = [...new Set(sizes)].filter((size) => size <= log.checkpoint.size).sort((a, b) => a - b);
   const read = await eachLimited(wanted, async (size) => {
     const what = `archived checkpoint ${size}`;
@@ -79,7 +79,7 @@ export async function readArchive(site: URL, log: Log, sizes: number[], keys: No
 }
 
 /** The site's own account of when each night was witnessed must not claim more than the archive shows. */
-export function checkClaims(nights: Night[], witnessed: Witnessed[]): number {
+function checkClaims(nights: Night[], witnessed: Witnessed[]): number {
   let behind = 0;
   // A night the log does not hold yet was witnessed by no one.
   for (const night of nights) {
@@ -105,4 +105,25 @@ export function checkClaims(nights: Night[], witnessed: Witnessed[]): number {
     if (claimedAt !== w.at || claimedOnTime !== expected) fail(`night ${w.date} in /api/history says it was witnessed at ${String(night.witnessed_at)} (on time: ${String(claimedOnTime)}), but ${shown}`);
   }
   return behind;
+}
+
+/**
+ * Each night's witnessing as the archive shows it, a line each, once the site's own claims agree with
+ * it; with `strict`, a night logged late after the first one witnessed on time fails.
+ */
+export async function checkWitnessing(site: URL, log: Log, sizes: number[], keys: NoteKey[], policy: Policy, record: { entries: { date: string }[]; nights: Night[]; strict: boolean }): Promise<string[]> {
+  const { archive, unsigned } = await readArchive(site, log, sizes, keys, policy);
+  const each = witnessing(record.entries, archive, Date.now() / 1000);
+  const behind = checkClaims(record.nights, each);
+  const named = (status: Witnessed['status']) => each.filter((w) => w.status === status).map((w) => w.date);
+  const [onTime, late, pending] = [named('on time'), named('late'), named('pending')];
+  const lateAfter = lateAfterOnTime(each);
+  if (record.strict && lateAfter) {
+    fail(`night ${lateAfter.date} was logged late (${lateAfter.at === undefined ? 'no quorum cosigned it' : `the quorum cosigned it at ${isoSeconds(new Date(lateAfter.at * 1000))}`}, after its deadline ${isoSeconds(new Date(lateAfter.deadline * 1000))}), though night ${onTime[0]} before it was witnessed on time (--strict)`);
+  }
+  return [
+    `  ${plural(archive.length, 'archived checkpoint')} read${unsigned ? `, ${unsigned} of them signed by no key this verifier trusts and not counted` : ''}: ${plural(onTime.length, 'night')} witnessed on time, ${late.length} logged late, ${pending.length} not yet witnessed with the deadline ahead`,
+    ...(late.length ? [`  logged late: ${ranges(late)}`] : []),
+    ...(behind ? [`  /api/history does not yet show the witnessing of ${plural(behind, 'night')} (an answer computed before the cosignatures came)`] : []),
+  ];
 }
