@@ -16,7 +16,7 @@ import { API_PATHS, contentDigest, logOrigin, publicUrls, SITE_PATHS, skillPath 
 import { MCP_SERVER_NAME, MCP_SERVER_VERSION } from '../../contract/mcp.ts';
 import { mcpCardFacts, type McpCardFacts } from './mcp-card.ts';
 import { contractSchemas } from './schemas.ts';
-import { citeSentence, DEMO_RULE, FIGURES_LICENSE, RULES, verification } from '../../contract/texts/rules.ts';
+import { citeSentence, DEMO_RULE, FIGURES_LICENSE, PRIVACY, RULES, verification } from '../../contract/texts/rules.ts';
 import { noteVerifierKey } from '../../contract/log-key.ts';
 import { verifierScript } from './verifier.ts';
 
@@ -97,6 +97,8 @@ export function templateVars(cfg: DocumentsConfig, policyUpdated: string, logVer
     RULE_DATES: RULES.dates,
     RULE_DISCLAIMER: RULES.disclaimer,
     RULE_POLLING: RULES.polling,
+    RULE_SUMS_FOOT: RULES.sums_foot,
+    PRIVACY,
     RULE_CITE: citeSentence(cfg),
     RULE_DEMO: DEMO_RULE,
     VERIFY_SIGNED: verify.signed,

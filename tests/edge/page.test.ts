@@ -12,6 +12,8 @@ import { wcagViolations } from '../support/axe.ts';
 import { startTestStack, type TestStack } from '../support/stack.ts';
 import { SITE_DOCUMENTS } from '../../contract/documents.ts';
 import { SITE_PATHS } from '../../contract/paths.ts';
+import { PRIVACY } from '../../contract/texts/rules.ts';
+import { esc } from '../../edge/page/escape.ts';
 
 const OUT_DIR = path.join(ROOT_DIR, 'test-output', 'edge');
 /** Every titled row of the documents table is linked from the page. */
@@ -273,6 +275,15 @@ describe('WebMCP on the page', () => {
     } finally {
       await context.close();
     }
+  });
+});
+
+describe('what the page promises', () => {
+  it('says in HTML and Markdown what the figures let anyone find out, beside the privacy promise', async () => {
+    const html = await (await fetch(`${imported.cfg.siteUrl}/`, { headers: { accept: 'text/html' } })).text();
+    expect(html).toContain(esc(PRIVACY));
+    const markdown = await (await fetch(`${imported.cfg.siteUrl}/`, { headers: { accept: 'text/markdown' } })).text();
+    expect(markdown).toContain(PRIVACY);
   });
 });
 
