@@ -110,9 +110,9 @@ export function notesFor(record: StatsRecord, cfg: Pick<Origins, 'siteUrl'>): Re
   };
 }
 
-/** How to run the verifier against the site, with the state file that pins the log's key. */
+/** How to run the verifier, downloaded under its own name, against the site, with the state file that pins the log's key. */
 export function verifyCommand(siteUrl: string): string {
-  return `node verify.ts --site ${siteUrl} --state verify-state.json`;
+  return `node ${SITE_PATHS.LOG_VERIFIER.slice(SITE_PATHS.LOG_VERIFIER.lastIndexOf('/') + 1)} --site ${siteUrl} --state verify-state.json`;
 }
 
 /** What is signed, what is logged and how to check both: one sentence each. */

@@ -164,7 +164,7 @@ describe("the page's account of the log", () => {
         expect(facts[0]).toBe(kind === 'demo'
           ? `${logged} nights logged, ${logged} of them not witnessed: nobody else holds these checkpoints.`
           : 'No night logged yet; the log is not witnessed: nobody else would hold its checkpoints.');
-        expect(await section.locator('code').innerText()).toBe(`node verify.ts --site ${siteUrl} --state verify-state.json`);
+        expect(await section.locator('code').innerText()).toBe(`node verify.mjs --site ${siteUrl} --state verify-state.json`);
         await section.screenshot({ path: path.join(OUT_DIR, `verify-${kind}.png`) });
         const links = await section.locator('a').evaluateAll((as) => as.map((a) => a.getAttribute('href')));
         expect(links).toEqual(kind === 'demo' ? [SITE_PATHS.LOG_DEMO, SITE_PATHS.LOG_VERIFIER] : [SITE_PATHS.LOG_VERIFIER]);
