@@ -9,10 +9,8 @@ import { describe, expect, it } from 'vitest';
 import { SITE_PATHS } from '../../contract/paths.ts';
 import type { HistoryRecord, LogRecord } from '../../contract/records.ts';
 import { logSummary } from '../../contract/texts/witnessing.ts';
-import { createApp } from '../../edge/app.ts';
-import { createFigures } from '../../edge/figures.ts';
-import type { Upstream } from '../../edge/upstream.ts';
 import { edgeConfig } from '../support/edge.ts';
+import { appOf, type FixedRecords } from './fixed-app.ts';
 import { FIXED_WITNESSES, fixedHealth, fixedHistory, fixedLog, fixedStats, type FixtureVariant } from '../support/records.ts';
 
 const cfg = edgeConfig({ siteUrl: 'https://stats.example.org', apiUpstream: 'http://api.invalid', anonKey: 'anon' });
@@ -29,11 +27,10 @@ const FURTHER_MARKDOWN = [
   'Check it all yourself: download [the verifier](https://stats.example.org/log/verify.ts) and run `node verify.ts --site https://stats.example.org --state verify-state.json`.',
 ];
 
-const upstreamOf = (history: HistoryRecord, log: () => Promise<LogRecord>): Upstream => ({
+const upstreamOf = (history: HistoryRecord, log: () => Promise<LogRecord>): FixedRecords => ({
   stats: async () => fixedStats(),
   history: async () => history,
   log,
-  logNow: log,
   health: async () => ({ record: fixedHealth(), apiHostReachable: true }),
 });
 
@@ -42,8 +39,8 @@ const ENTITIES: Record<string, string> = { '&amp;': '&', '&lt;': '<', '&gt;': '>
 const text = (html: string) => html.replace(/<[^>]*>/g, '').replace(/&(amp|lt|gt|quot|#39);/g, (e) => ENTITIES[e]!);
 
 /** The page in both forms, and the facts each lists in its "Verify these figures" section. */
-async function page(upstream: Upstream) {
-  const app = createApp(cfg, { figures: createFigures(cfg, upstream) });
+async function page(upstream: FixedRecords) {
+  const app = appOf(cfg, upstream);
   const htmlRes = await app.request(SITE_PATHS.HOME);
   const markdownRes = await app.request(SITE_PATHS.INDEX_MD);
   expect([htmlRes.status, markdownRes.status]).toEqual([200, 200]);
@@ -65,7 +62,7 @@ async function page(upstream: Upstream) {
 }
 
 /** Says `facts` in both forms, then where to look further, in valid HTML; returns the page. */
-async function expectFacts(upstream: Upstream, facts: string[], further = { html: FURTHER_HTML, markdown: FURTHER_MARKDOWN }): Promise<Awaited<ReturnType<typeof page>>> {
+async function expectFacts(upstream: FixedRecords, facts: string[], further = { html: FURTHER_HTML, markdown: FURTHER_MARKDOWN }): Promise<Awaited<ReturnType<typeof page>>> {
   const shown = await page(upstream);
   expect(shown.htmlFacts).toEqual(facts);
   expect(shown.markdownFacts).toEqual(facts);
@@ -111,7 +108,7 @@ describe("the page's account of the log", () => {
 
   it("gives agents the same facts beside the track record: MCP get_history (of the whole record, whatever the range) and A2A's history skill", async () => {
     const { history, log } = await variant({ witnessed: true });
-    const app = createApp(cfg, { figures: createFigures(cfg, upstreamOf(history, async () => log)) });
+    const app = appOf(cfg, upstreamOf(history, async () => log));
     const json = { 'content-type': 'application/json', accept: 'application/json, text/event-stream' };
     const line = [
       'Transparency log (the whole record):',
