@@ -17,7 +17,7 @@ import { JSON_TYPE, unavailable } from './routing.ts';
 import { esc } from './page/escape.ts';
 import { logOrigin, logPrefix, SITE_PATHS } from '../contract/paths.ts';
 import type { HistoryRecord, LogRecord } from '../contract/records.ts';
-import { logSentences, logSummary, signerOf } from '../contract/texts/witnessing.ts';
+import { allGaps, GAPS_ANCHOR, logSentences, logSummary, signerOf } from '../contract/texts/witnessing.ts';
 import { partHtml } from './page/html.ts';
 import { logInUse, SERVICE_NAME, verification } from '../contract/texts/rules.ts';
 import { base64 } from '../contract/log-key.ts';
@@ -107,7 +107,9 @@ function logPage(log: PublishedLog, history: HistoryRecord | undefined, cfg: Pic
   const say = verification(cfg);
   const site = cfg.siteUrl;
   const prefix = logPrefix(log.demo);
-  const facts = history ? logSentences(logSummary(history, log.record), log.demo, cfg).facts : [['The track record could not be read right now.']];
+  const summary = history && logSummary(history, log.record);
+  const facts = summary ? logSentences(summary, log.demo, cfg).facts : [['The track record could not be read right now.']];
+  const gaps = summary && allGaps(summary);
   const policy = log.policy === null ? '' : `<dt>Witness policy</dt><dd><a href="${esc(site + prefix)}policy">${esc(site + prefix)}policy</a></dd>\n`;
   return `<!doctype html>
 <html lang="en"><head><meta charset="utf-8"><meta name="viewport" content="width=device-width, initial-scale=1">
@@ -117,7 +119,7 @@ function logPage(log: PublishedLog, history: HistoryRecord | undefined, cfg: Pic
 <ul id="log-summary">
 ${facts.map((parts) => `<li>${parts.map(partHtml).join('')}</li>`).join('\n')}
 </ul>
-<p>${esc(say.logged)}</p>
+${gaps ? `<h2 id="${GAPS_ANCHOR}">Dates with no figure</h2>\n<p>${esc(gaps)}</p>\n` : ''}<p>${esc(say.logged)}</p>
 <p>${esc(logInUse(cfg, log.demo))}</p>
 <dl>
 <dt>Origin</dt><dd><code>${esc(log.origin)}</code></dd>

@@ -6,6 +6,7 @@
 // follows the log.
 import { HtmlValidate } from 'html-validate';
 import { describe, expect, it } from 'vitest';
+import { addDays } from '../../contract/dates.ts';
 import { SITE_PATHS } from '../../contract/paths.ts';
 import type { HistoryRecord, LogRecord } from '../../contract/records.ts';
 import { logSummary } from '../../contract/texts/witnessing.ts';
@@ -162,6 +163,26 @@ describe("the page's account of the log", () => {
     ]);
     // A gap among the nights not logged yet lies beyond the last logged night: not named yet.
     expect(logSummary(fixedHistory('polymarket', { gaps: [18] }), log).gaps).toEqual([]);
+  });
+
+  it('on a real-sized record with 100+ gaps gives their count and the latest few, and the log\'s page lists them all', async () => {
+    const { history, log } = await variant({});
+    // 361 dates from 2024-03-01, every third one without a figure: 120 gaps, none next to another.
+    const dates = Array.from({ length: 361 }, (_, i) => addDays('2024-03-01', i));
+    const template = history.nights[0]!;
+    const nights = dates.filter((_, i) => i % 3 !== 2).map((date, index) => ({ ...template, date, log_index: index }));
+    const gapped = { ...history, since_date: dates[0]!, nights };
+    const gaps = dates.filter((_, i) => i % 3 === 2);
+    expect(gaps.length).toBe(120);
+    const upstream = upstreamOf(gapped, async () => log);
+    const shown = await page(upstream);
+    const sentence = (link: string) => `120 dates with no figure (gaps) between 2024-03-01 and ${dates.at(-1)}, the latest ${gaps.at(-3)}, ${gaps.at(-2)} and ${gaps.at(-1)}; ${link}.`;
+    expect(shown.htmlFacts).toEqual(['241 nights logged, 241 of them not witnessed: nobody else holds these checkpoints.', sentence("the log's page lists them all")]);
+    expect(shown.markdownFacts).toEqual(['241 nights logged, 241 of them not witnessed: nobody else holds these checkpoints.', sentence(`[the log's page lists them all](${cfg.siteUrl}/log/#gaps)`)]);
+    expect(shown.html).toContain('<a href="/log/#gaps">the log&#39;s page lists them all</a>');
+    const logPage = await (await appOf(cfg, upstream).request(SITE_PATHS.LOG)).text();
+    const listed = /<h2 id="gaps">Dates with no figure<\/h2>\n<p>([^<]*)<\/p>/.exec(logPage)?.[1];
+    expect(listed).toBe(`120 dates between 2024-03-01 and ${dates.at(-1)} have no figure: ${gaps.slice(0, -1).join(', ')} and ${gaps.at(-1)}.`);
   });
 
   it('before the first checkpoint: no night logged, and no link to a log page that does not exist yet', async () => {
