@@ -168,7 +168,9 @@ const kindOf = (demo: boolean): LogKind => (demo ? 'demo' : 'real');
 /** The log's routes, mounted at SITE_PATHS.LOG by the app: the real log there, the demo log under demo/. */
 export function createLogApp(cfg: EdgeConfig, reader: LogReader, figures: Figures): Hono {
   const app = new Hono();
-  const publishers = { real: madeFrom(async (record: Prepared<LogRecord>) => publishLog(record.value, cfg.siteUrl)), demo: madeFrom(async (record: Prepared<LogRecord>) => publishLog(record.value, cfg.siteUrl)) };
+  const publisher = () => madeFrom(async (record: Prepared<LogRecord>) => publishLog(record.value, cfg.siteUrl));
+  // One each: the demo log stays held beside the real one.
+  const publishers = { real: publisher(), demo: publisher() };
   /** The logs now served, as the node's holder holds them: 'down' when they cannot be read. */
   const current = async (): Promise<ServedLogs | 'down'> => {
     try {
