@@ -5,13 +5,15 @@
 //
 // Running the whole stack as one ordinary user is the stack's own non-root mode: Postgres and nginx
 // then run as that user too (as root they would drop to `postgres` and `nobody`), and every file it
-// writes lies under the data directory, which is the only writable path the unit grants.
+// writes lies under the data directory or is a bundle of its own programs (.build/): the only writable
+// paths the unit grants.
 import { execFileSync, spawnSync } from 'node:child_process';
 import { chmodSync, chownSync, existsSync, lchownSync, lstatSync, mkdirSync, readdirSync, statSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
 import { parseArgs } from 'node:util';
 import { configFromEnv, defaultDataDir, envFilePath, loadEnv, ROOT_DIR, traversableByOthers, type Config, type Env } from './lib/config.ts';
 import { ensureEnvFile } from './lib/keys.ts';
+import { BUILD_DIR, buildRuntime, bundleEntry } from './lib/runtime-build.ts';
 import { idsOf } from './lib/processes.ts';
 
 const SERVICE_USER = 'public-stats';
@@ -97,7 +99,10 @@ function renderUnit(cfg: Config): string {
     `WorkingDirectory=${root}`,
     // What `npm start` does without npm: the pinned node first on the PATH, then the system's (nginx).
     `Environment=PATH=${root}/node_modules/.bin:/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin`,
-    `ExecStart=${NODE_BIN} ${root}/scripts/start.ts`,
+    // What `npm start` runs: the programs bundled afresh from the checkout (so a restart after an update
+    // runs the new code), then the supervisor's bundle.
+    `ExecStartPre=${NODE_BIN} ${root}/scripts/build-runtime.ts`,
+    `ExecStart=${NODE_BIN} ${unitPath('bundle', bundleEntry('start'))}`,
     'Restart=on-failure',
     'RestartSec=5s',
     // The stack stops its own parts in order on SIGTERM; whatever is left after the timeout is killed.
@@ -105,7 +110,7 @@ function renderUnit(cfg: Config): string {
     'TimeoutStopSec=90s',
     'UMask=0077',
     'ProtectSystem=strict',
-    `ReadWritePaths=${dataDir}`,
+    `ReadWritePaths=${dataDir} ${unitPath('build directory', BUILD_DIR)}`,
     homes ? `# The checkout or the data lies under ${HOME_PATHS.join(', ')}: those stay visible, read-only.` : null,
     `ProtectHome=${homes ? 'read-only' : 'yes'}`,
     'PrivateTmp=yes',
@@ -184,6 +189,9 @@ async function install(): Promise<void> {
   const ids = ensureUser();
   mkdirSync(cfg.dataDir, { recursive: true });
   chownTree(cfg.dataDir, ids);
+  // Built once here, and again by the service itself before each start.
+  await buildRuntime();
+  chownTree(BUILD_DIR, ids);
   chmodSync(cfg.dataDir, 0o700);
   chownSync(envFile, ids.uid, ids.gid);
   chmodSync(envFile, 0o600);

@@ -11,6 +11,7 @@ import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { availableParallelism, tmpdir } from 'node:os';
 import path from 'node:path';
 import { startTestStack } from '../stack/ephemeral.ts';
+import { buildRuntime } from '../lib/runtime-build.ts';
 import { prepareNginx, startNginx } from '../lib/nginx.ts';
 import { freePort, type Child } from '../lib/processes.ts';
 import { FOOTPRINT_TARGET, measureFootprint, type FootprintReport } from './footprint.ts';
@@ -90,6 +91,8 @@ async function main() {
     if (JSON_FILE) writeFileSync(JSON_FILE, `${JSON.stringify({ at: new Date().toISOString(), footprint: memoryOfStack.report, missed: memoryOfStack.missed }, null, 2)}\n`);
     return;
   }
+  // The edge runs its bundle, as under `npm start`.
+  await buildRuntime();
   if (spawnSync('wrk', ['--version']).error) throw new Error('wrk is not installed: apt-get install -y wrk, then run the benchmark again.');
   const method = `wrk -t2 -c${CONNECTIONS}, ${ROUNDS} rounds of ${DURATION_S} s, each path right after its reference; medians of the rounds' ratios.`;
   console.log(`Benchmark: ${method}\n`);

