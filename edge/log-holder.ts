@@ -81,6 +81,7 @@ export class LogHolder implements LogSource {
   #lastState: string | undefined;
   #checkedAt = -Infinity;
   #checking: Promise<void> | undefined;
+  #failing = false;
   #askedReadAt = -Infinity;
   readonly #reading: NextLoad<void>;
 
@@ -97,7 +98,12 @@ export class LogHolder implements LogSource {
     if (this.now() - this.#checkedAt >= CHECK_MS) {
       this.#checking ??= this.#check().finally(() => { this.#checking = undefined; });
       // A failed check keeps what is held: the log cannot be read, but what was served stays true.
-      await this.#checking.catch((error: Error) => { if (!this.#inUse) throw error; console.error(`edge: the log could not be checked: ${error.message}`); });
+      // An outage is reported once, when it begins.
+      await this.#checking.then(() => { this.#failing = false; }, (error: Error) => {
+        if (!this.#inUse) throw error;
+        if (!this.#failing) console.error(`edge: the log could not be checked, still serving what was read: ${error.message}`);
+        this.#failing = true;
+      });
     }
     return { inUse: this.#inUse!, logs: { ...this.#logs } };
   }
