@@ -1,11 +1,11 @@
 // Node entry of the edge: the portable Hono app (edge/app.ts) on @hono/node-server (edge/serve.ts).
 // Started by the local stack (scripts/stack) as `node edge/server.ts` with the EDGE_* variables.
-// One process serves on one core; with EDGE_WORKERS above 1 (by default one per core) this process
+// One process serves on one core; with EDGE_WORKERS above 1 (by default see defaultWorkers) this process
 // forks that many workers that share the listening socket (https://nodejs.org/api/cluster.html),
-// keeps the gateways warm itself and holds the transparency log's state for all of them. A worker that dies takes the whole edge down, so whoever supervises
-// the edge starts it again whole.
+// keeps the gateways warm itself and holds the transparency log's state for all of them. A worker that
+// dies takes the whole edge down, so whoever supervises the edge starts it again whole.
 import cluster from 'node:cluster';
-import { availableParallelism } from 'node:os';
+import { availableParallelism, totalmem } from 'node:os';
 import { edgeConfigFromEnv } from './config.ts';
 import { LogHolder, postgrestReads, type LogSource } from './log-holder.ts';
 import { logSourceFromPrimary, serveLogHolder } from './log-ipc.ts';
@@ -18,7 +18,23 @@ if (!Number.isInteger(port) || port < 1 || port > 65535) {
   console.error(`EDGE_PORT must be a TCP port number, got "${process.env.EDGE_PORT}".`);
   process.exit(1);
 }
-const workers = process.env.EDGE_WORKERS ? Number(process.env.EDGE_WORKERS) : availableParallelism();
+
+/** What one more worker process may come to cost in memory (its heap is bounded at 128 MiB). */
+const WORKER_MEMORY_BYTES = 256 * 1024 ** 2;
+
+/**
+ * Workers by cores and by memory: none beyond one on a machine of one or two cores, where nginx,
+ * Postgres and PostgREST want the other core and a second worker plus the primary that holds them
+ * would cost some 150 MB of a small machine's memory; above that one per core, at most one per
+ * WORKER_MEMORY_BYTES of a quarter of the machine's memory.
+ */
+function defaultWorkers(): number {
+  const cores = availableParallelism();
+  if (cores <= 2) return 1;
+  return Math.max(1, Math.min(cores, Math.floor(totalmem() / 4 / WORKER_MEMORY_BYTES)));
+}
+
+const workers = process.env.EDGE_WORKERS ? Number(process.env.EDGE_WORKERS) : defaultWorkers();
 if (!Number.isInteger(workers) || workers < 1 || workers > 64) {
   console.error(`EDGE_WORKERS must be a whole number from 1 to 64, got "${process.env.EDGE_WORKERS}".`);
   process.exit(1);
