@@ -14,6 +14,7 @@ import { findNginx, prepareNginx, startNginx } from '../lib/nginx.ts';
 import { startPostgrest } from '../lib/postgrest.ts';
 import { assertPortFree, GroupRecord, runNodeLogged, type Child, type Log } from '../lib/processes.ts';
 import { supervise, type RestartPolicy, type SupervisedPart } from '../lib/supervisor.ts';
+import { currentStatus, keepCertificate, writeTlsParts, type CertificateKeeper } from '../lib/tls.ts';
 
 /** PostgREST, the edge server and nginx (the API host and the site host): one node of the service. */
 export interface Node {
@@ -21,6 +22,8 @@ export interface Node {
   postgrest: SupervisedPart;
   edge: SupervisedPart;
   nginx: SupervisedPart;
+  /** With HTTPS: what keeps the certificate nginx serves up to date. */
+  tls: CertificateKeeper | undefined;
   /** Stops PostgREST on purpose (for tests of the down path); startPostgrest() brings it back. */
   stopPostgrest(): Promise<void>;
   startPostgrest(): Promise<void>;
@@ -104,10 +107,15 @@ async function startNodeParts(cfg: Config, authenticatorUrl: string, { keepRunni
   // Before nginx, so the site host never proxies to an edge that is not listening yet.
   const edge = await keepRunning('edge', () => startEdge(cfg, log));
   started.push(edge);
-  // Rendered once; a restarted nginx serves the same configuration and documents.
-  const prepared = await prepareNginx(cfg);
+  // Rendered once; a restarted nginx serves the same configuration and documents. With HTTPS, nginx
+  // starts with the certificate there is (a restart reuses it), or with only the plain-HTTP
+  // challenges and redirect while the first is obtained.
+  const tlsStatus = cfg.tls ? currentStatus(cfg) : undefined;
+  const prepared = await prepareNginx(cfg, tlsStatus && (() => writeTlsParts(cfg, tlsStatus)));
   const nginx = await keepRunning('nginx', () => startNginx(cfg, log, prepared));
   started.push(nginx);
+  const tls = tlsStatus && keepCertificate(cfg, tlsStatus, log);
+  if (tls) started.push(tls);
   // Every cached answer is in both gateways' microcaches before the node is ready: no first
   // caller waits for one. The edge keeps them fresh from here on.
   if (Number(cfg.edgeTunables.EDGE_WARM_SECONDS) !== 0) await warmGateways(cfg, log);
@@ -116,6 +124,7 @@ async function startNodeParts(cfg: Config, authenticatorUrl: string, { keepRunni
     postgrest,
     edge,
     nginx,
+    tls,
     stopPostgrest: () => postgrest.stop(),
     startPostgrest: () => postgrest.start(),
     stopEdge: () => edge.stop(),
@@ -162,9 +171,13 @@ export async function startStack(cfg: Config, options: StackOptions): Promise<St
   }
 }
 
-/** What the log's signer needs from the stack: its key, and the origin it signs under (made from the site's URL unless LOG_ORIGIN names it). */
+/**
+ * What the log's signer needs from the stack: its key, and the origin it signs under (made from the
+ * site's URL unless LOG_ORIGIN names it). The API's URL goes with the site's, since the two are
+ * https together or not at all.
+ */
 export function logSignerEnv(cfg: Config): Record<string, string> {
-  return { LOG_SIGNING_KEY: cfg.LOG_SIGNING_KEY, SITE_URL: cfg.siteUrl, ...(cfg.logOrigin ? { LOG_ORIGIN: cfg.logOrigin } : {}) };
+  return { LOG_SIGNING_KEY: cfg.LOG_SIGNING_KEY, SITE_URL: cfg.siteUrl, API_URL: cfg.apiUrl, ...(cfg.logOrigin ? { LOG_ORIGIN: cfg.logOrigin } : {}) };
 }
 
 /**
