@@ -3,9 +3,8 @@
 // `--force`, now) through the same ACME client and directories as the running stack, then has the
 // running nginx load the new certificate gracefully; `status` says what is served and when it renews.
 import { configFromEnv, loadEnv } from './lib/config.ts';
-import { reloadNginx } from './lib/nginx.ts';
 import { bringCertificateUpToDate, planAcme } from './lib/tls-acme.ts';
-import { currentStatus, writeTlsParts } from './lib/tls.ts';
+import { currentStatus, serveTlsParts } from './lib/tls.ts';
 
 export const USAGE = `Usage: npm run tls -- renew [--force] | status
   renew           renew the certificate if it is due (a third of its lifetime left), or obtain one if there is none
@@ -30,8 +29,7 @@ try {
   } else {
     if (cfg.tls.ownCertificate) throw new Error('TLS_CERT_FILE and TLS_KEY_FILE bring your own certificate: renew it where it comes from; the running stack loads a replaced file within the hour.');
     const certificate = await bringCertificateUpToDate(cfg, (line) => console.log(line), { force: flags.includes('--force') });
-    writeTlsParts(cfg, { certificate, error: undefined });
-    reloadNginx(cfg);
+    await serveTlsParts(cfg, { certificate, error: undefined });
     console.log(`serving the certificate for ${certificate.names.join(' and ')}, serial ${certificate.serial}, expires ${certificate.notAfter.toISOString()}`);
   }
 } catch (error) {

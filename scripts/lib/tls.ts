@@ -3,6 +3,7 @@
 // reloads it gracefully. When the ACME server cannot be reached it says why, keeps trying after a
 // pause that grows, and never stops the stack. Health reports the served certificate's expiry
 // (`data.tls`, added by nginx to both hosts' health records).
+import { connect } from 'node:tls';
 import { setTimeout as sleep } from 'node:timers/promises';
 import type { Config } from './config.ts';
 import { reloadNginx, writeTlsServing, type ServedCertificate } from './nginx.ts';
@@ -63,6 +64,36 @@ export function writeTlsParts(cfg: Config, status: TlsStatus): void {
   writeTlsServing(cfg, status.certificate ? servedFiles(cfg) : undefined, healthFilter(status));
 }
 
+/** The fingerprint of the certificate nginx presents for `host` on this machine now, or undefined when nothing answers. */
+function presented(cfg: Config, host: string): Promise<string | undefined> {
+  return new Promise((resolve) => {
+    const socket = connect({ host: '127.0.0.1', port: cfg.tls!.httpsPort, servername: host, rejectUnauthorized: false }, () => {
+      resolve(socket.getPeerCertificate().fingerprint256);
+      socket.destroy();
+    });
+    socket.setTimeout(2000, () => socket.destroy());
+    socket.once('error', () => resolve(undefined));
+    socket.once('close', () => resolve(undefined));
+  });
+}
+
+/**
+ * Writes nginx's TLS parts for `status`, reloads nginx, and waits until both hosts present the
+ * certificate (a reload returns before the new workers listen).
+ */
+export async function serveTlsParts(cfg: Config, status: TlsStatus): Promise<void> {
+  writeTlsParts(cfg, status);
+  reloadNginx(cfg);
+  if (!status.certificate) return;
+  const fingerprint = status.certificate.fingerprint;
+  for (const deadline = Date.now() + 15_000; ;) {
+    const shown = await Promise.all([cfg.tls!.siteHost, cfg.tls!.apiHost].map((host) => presented(cfg, host)));
+    if (shown.every((print) => print === fingerprint)) return;
+    if (Date.now() > deadline) throw new Error(`nginx was reloaded but does not present the new certificate (serial ${status.certificate.serial}); its output is above`);
+    await sleep(100);
+  }
+}
+
 /** Pauses after the 1st, 2nd, … failure in a row: from 15 s, doubling, at most an hour. */
 const retryDelayMs = (failures: number) => Math.min(15_000 * 2 ** (failures - 1), 3600_000);
 /** Looked at again at least this often: a replaced own certificate, a clock that jumped. */
@@ -98,12 +129,11 @@ export function keepCertificate(cfg: Config, initial: TlsStatus, log: Log): Cert
   const served = new Promise<CertificateFacts>((resolve) => { resolveServed = resolve; });
   if (status.certificate) resolveServed!(status.certificate);
 
-  const apply = (next: TlsStatus) => {
+  const apply = async (next: TlsStatus) => {
     status = next;
     const filter = healthFilter(next);
     if (next.certificate?.fingerprint === servedFingerprint && filter === written) return;
-    writeTlsParts(cfg, next);
-    reloadNginx(cfg);
+    await serveTlsParts(cfg, next);
     written = filter;
     if (next.certificate && next.certificate.fingerprint !== servedFingerprint) {
       servedFingerprint = next.certificate.fingerprint;
@@ -119,7 +149,7 @@ export function keepCertificate(cfg: Config, initial: TlsStatus, log: Log): Cert
       try {
         const certificate = cfg.tls!.ownCertificate ? currentStatus(cfg).certificate! : await bringCertificateUpToDate(cfg, log, { signal: stopped.signal });
         failures = 0;
-        apply({ certificate, error: undefined });
+        await apply({ certificate, error: undefined });
         waitMs = nextCheckMs(status);
       } catch (error) {
         if (stopped.signal.aborted) return;
@@ -129,7 +159,7 @@ export function keepCertificate(cfg: Config, initial: TlsStatus, log: Log): Cert
         log(`tls: ${status.certificate ? 'could not renew the certificate' : 'could not obtain a certificate'} from ${cfg.tls!.acmeDirectoryUrl}: ${why}; trying again in ${Math.round(waitMs / 1000)} s.`);
         // The served certificate, if any, stays; health says why it could not be renewed.
         try {
-          apply({ certificate: status.certificate, error: why });
+          await apply({ certificate: status.certificate, error: why });
         } catch (applyError) {
           log(`tls: ${(applyError as Error).message}`);
         }
