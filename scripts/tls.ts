@@ -2,7 +2,7 @@
 // configuration `npm start` reads (.env and the environment). `renew` renews when due (with
 // `--force`, now) through the same ACME client and directories as the running stack, then has the
 // running nginx load the new certificate gracefully; `status` says what is served and when it renews.
-import { configFromEnv, loadEnv } from './lib/config.ts';
+import { assertServableOrigins, configFromEnv, loadEnv } from './lib/config.ts';
 import { bringCertificateUpToDate, planAcme } from './lib/tls-acme.ts';
 import { currentStatus, serveTlsParts } from './lib/tls.ts';
 
@@ -19,6 +19,7 @@ if (command !== 'renew' && command !== 'status' || flags.some((flag) => flag !==
 }
 try {
   const cfg = configFromEnv(loadEnv(), []);
+  assertServableOrigins(cfg);
   if (!cfg.tls) throw new Error('HTTPS is off: SITE_URL and API_URL are not https:// URLs of DNS names, so there is no certificate to renew.');
   if (command === 'status') {
     const status = currentStatus(cfg);

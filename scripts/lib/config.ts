@@ -225,23 +225,43 @@ function isDnsName(host: string): boolean {
   return isIP(bare) === 0 && bare !== 'localhost' && !bare.endsWith('.localhost');
 }
 
-/** TLS settings when both public origins are https:// URLs of DNS names; refused when only one is. */
-function tls(env: Env, siteUrl: string, apiUrl: string): TlsConfig | undefined {
+/**
+ * Why the public origins cannot be served as they are set, if they cannot: https on one only, https
+ * on a name no certificate can carry, or one name for both hosts (told apart by name over https).
+ */
+function httpsRefusal(siteUrl: string, apiUrl: string): string | undefined {
   const site = new URL(siteUrl);
   const api = new URL(apiUrl);
   const https = [site, api].filter((url) => url.protocol === 'https:').length;
   if (https === 0) return undefined;
   if (https === 1) {
-    throw new Error(`SITE_URL (${siteUrl}) and API_URL (${apiUrl}) must both be https:// (the service then obtains a certificate for both names) or both http://; only one is https.`);
+    return `SITE_URL (${siteUrl}) and API_URL (${apiUrl}) must both be https:// (the service then obtains a certificate for both names) or both http://; only one is https.`;
   }
   for (const [name, url] of [['SITE_URL', site], ['API_URL', api]] as const) {
     if (!isDnsName(url.hostname)) {
-      throw new Error(`${name} is https:// but its host ${url.hostname} is ${url.hostname.includes('localhost') ? 'localhost' : 'an IP address'}: a certificate needs a DNS name that points at this machine, such as stats.example.org.`);
+      return `${name} is https:// but its host ${url.hostname} is ${url.hostname.includes('localhost') ? 'localhost' : 'an IP address'}: a certificate needs a DNS name that points at this machine, such as stats.example.org.`;
     }
   }
   if (site.hostname === api.hostname) {
-    throw new Error(`SITE_URL and API_URL both name ${site.hostname}: over https the two hosts are told apart by name, so give the API its own, such as api.${site.hostname}.`);
+    return `SITE_URL and API_URL both name ${site.hostname}: over https the two hosts are told apart by name, so give the API its own, such as api.${site.hostname}.`;
   }
+  return undefined;
+}
+
+/**
+ * Refuses, with a sentence, public origins the stack cannot serve (httpsRefusal): checked when the
+ * stack starts, not by every tool that reads the configuration (the writer reads only SITE_URL).
+ */
+export function assertServableOrigins(cfg: Pick<Config, 'siteUrl' | 'apiUrl'>): void {
+  const refusal = httpsRefusal(cfg.siteUrl, cfg.apiUrl);
+  if (refusal) throw new Error(refusal);
+}
+
+/** TLS settings when both public origins are https:// URLs of distinct DNS names. */
+function tls(env: Env, siteUrl: string, apiUrl: string): TlsConfig | undefined {
+  const site = new URL(siteUrl);
+  const api = new URL(apiUrl);
+  if (site.protocol !== 'https:' || api.protocol !== 'https:' || httpsRefusal(siteUrl, apiUrl)) return undefined;
   const certFile = env.TLS_CERT_FILE || undefined;
   const keyFile = env.TLS_KEY_FILE || undefined;
   if (Boolean(certFile) !== Boolean(keyFile)) throw new Error('TLS_CERT_FILE and TLS_KEY_FILE go together: set both (your own certificate and its key) or neither (a certificate from ACME).');

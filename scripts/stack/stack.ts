@@ -6,7 +6,7 @@
 // The parts built elsewhere run as programs, never imported: the site's renderer (through
 // prepareNginx), the edge's first warming pass and the writer's demo seed.
 import path from 'node:path';
-import { ROOT_DIR, type Config } from '../lib/config.ts';
+import { assertServableOrigins, ROOT_DIR, type Config } from '../lib/config.ts';
 import { openDatabase, type Database, type Supervise } from '../lib/database.ts';
 import { openHaDatabase, type HaDatabase } from '../lib/ha.ts';
 import { startEdge, warmGateways } from '../lib/edge.ts';
@@ -60,6 +60,7 @@ interface Parts {
 }
 
 async function prepareParts(cfg: Config, ports: [number, string, string][], { log, onGiveUp, restartPolicy }: NodeOptions): Promise<Parts> {
+  assertServableOrigins(cfg);
   findNginx(cfg.nginxBin);
   const record = new GroupRecord(path.join(cfg.dataDir, 'processes.json'));
   await record.reapLeftovers(log);
@@ -171,13 +172,9 @@ export async function startStack(cfg: Config, options: StackOptions): Promise<St
   }
 }
 
-/**
- * What the log's signer needs from the stack: its key, and the origin it signs under (made from the
- * site's URL unless LOG_ORIGIN names it). The API's URL goes with the site's, since the two are
- * https together or not at all.
- */
+/** What the log's signer needs from the stack: its key, and the origin it signs under (made from the site's URL unless LOG_ORIGIN names it). */
 export function logSignerEnv(cfg: Config): Record<string, string> {
-  return { LOG_SIGNING_KEY: cfg.LOG_SIGNING_KEY, SITE_URL: cfg.siteUrl, API_URL: cfg.apiUrl, ...(cfg.logOrigin ? { LOG_ORIGIN: cfg.logOrigin } : {}) };
+  return { LOG_SIGNING_KEY: cfg.LOG_SIGNING_KEY, SITE_URL: cfg.siteUrl, ...(cfg.logOrigin ? { LOG_ORIGIN: cfg.logOrigin } : {}) };
 }
 
 /**

@@ -18,7 +18,7 @@ import { Agent, fetch as undiciFetch } from 'undici';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { API_HOST_DOCUMENTS, SITE_DOCUMENTS } from '../../contract/documents.ts';
 import { API_PATHS, SITE_PATHS } from '../../contract/paths.ts';
-import { configFromEnv, ROOT_DIR, type Env } from '../../scripts/lib/config.ts';
+import { assertServableOrigins, configFromEnv, ROOT_DIR, type Env } from '../../scripts/lib/config.ts';
 import { completeSecrets } from '../../scripts/lib/keys.ts';
 import { tlsPaths } from '../../scripts/lib/nginx.ts';
 import { freePort } from '../../scripts/lib/processes.ts';
@@ -151,8 +151,8 @@ describe('the configuration', () => {
     [{ SITE_URL: 'https://stats.example.test', API_URL: 'https://[::1]' }, /an IP address/],
     [{ SITE_URL: 'https://stats.example.test', API_URL: 'https://stats.example.test:8443' }, /both name stats\.example\.test/],
     [{ SITE_URL: 'https://stats.example.test', API_URL: 'https://api.stats.example.test', TLS_CERT_FILE: '/x.pem' }, /TLS_CERT_FILE and TLS_KEY_FILE go together/],
-  ])('refuses %o with a sentence', (urls, sentence) => {
-    expect(() => configFromEnv({ ...base, ...urls }, [])).toThrow(sentence);
+  ])('refuses %o at start with a sentence', (urls, sentence) => {
+    expect(() => assertServableOrigins(configFromEnv({ ...base, ...urls }, []))).toThrow(sentence);
   });
 });
 
