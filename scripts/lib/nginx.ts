@@ -250,15 +250,16 @@ export async function prepareNginx(cfg: Config, addParts?: () => void): Promise<
   // Brotli's modules, where installed, are loaded before the configuration.
   const modules = findBrotliModules().map((m) => `load_module ${m};`).join(' ');
   const args = ['-p', prefix, '-c', conf, '-e', 'stderr', ...(modules ? ['-g', modules] : [])];
+  // nginx -t binds the listeners too. setpriv starts as root and becomes the user itself.
+  const [wrapper, ...wrapperArgs] = bindWrapper(cfg, ids);
+  const prepared = wrapper ? { binary: wrapper, args: [...wrapperArgs, binary, ...args], ids: {} } : { binary, args, ids };
+  const testArgs = wrapper ? [...wrapperArgs, binary, '-t', '-q', ...args] : ['-t', '-q', ...args];
   try {
-    execFileSync(binary, ['-t', '-q', ...args], { stdio: ['ignore', 'ignore', 'pipe'], ...ids });
+    execFileSync(prepared.binary, testArgs, { stdio: ['ignore', 'ignore', 'pipe'], ...prepared.ids });
   } catch (error) {
     throw new Error(`The rendered nginx configuration is invalid: ${(error as { stderr?: Buffer }).stderr?.toString().trim()}`);
   }
-  const [wrapper, ...wrapperArgs] = bindWrapper(cfg, ids);
-  // setpriv starts as root and becomes the user itself.
-  if (wrapper) return { binary: wrapper, args: [...wrapperArgs, binary, ...args], ids: {} };
-  return { binary, args, ids };
+  return prepared;
 }
 
 export async function startNginx(cfg: Config, log: Log, prepared: PreparedNginx): Promise<Child> {
