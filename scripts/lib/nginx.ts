@@ -90,7 +90,6 @@ export function tlsPaths(dataDir: string) {
 
 function tlsVars(tls: TlsConfig, prefix: string): Record<string, string> {
   return {
-    API_HOST: tls.apiHost,
     HTTP_LISTEN: listenEverywhere(tls.httpPort, ''),
     ACME_WEBROOT: tlsPaths(path.dirname(prefix)).webroot,
   };

@@ -64,7 +64,7 @@ describe('docker-compose.yml', () => {
   });
 
   it('has the services the design names, the database on a named volume', () => {
-    expect(Object.keys(services).sort()).toEqual(['auth', 'backup', 'db', 'db-replica', 'edge', 'gateway', 'migrate', 'pg-monitor', 'pg-node1', 'pg-node2', 'rest', 'rest-replica', 'site', 'writer', 'writer-standby']);
+    expect(Object.keys(services).sort()).toEqual(['acme', 'auth', 'backup', 'db', 'db-replica', 'edge', 'gateway', 'migrate', 'pg-monitor', 'pg-node1', 'pg-node2', 'rest', 'rest-replica', 'site', 'writer', 'writer-standby']);
     expect(services.db!.volumes).toContain('db-data:/var/lib/postgresql/data');
     expect(compose.volumes).toHaveProperty('db-data');
   });
@@ -86,7 +86,8 @@ describe('docker-compose.yml', () => {
 
   it('publishes ports from the gateway only', () => {
     for (const [name, s] of Object.entries(services)) {
-      if (name === 'gateway') expect(s.ports).toHaveLength(2);
+      // the API host, the site host, HTTPS and plain HTTP (the ACME challenges and the redirect)
+      if (name === 'gateway') expect(s.ports).toHaveLength(4);
       else expect(s.ports, name).toBeUndefined();
     }
   });
