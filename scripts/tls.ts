@@ -6,7 +6,7 @@ import { assertServableOrigins, configFromEnv, loadEnv } from './lib/config.ts';
 import { bringCertificateUpToDate, planAcme } from './lib/tls-acme.ts';
 import { currentStatus, serveTlsParts } from './lib/tls.ts';
 
-export const USAGE = `Usage: npm run tls -- renew [--force] | status
+const USAGE = `Usage: npm run tls -- renew [--force] | status
   renew           renew the certificate if it is due (a third of its lifetime left), or obtain one if there is none
   renew --force   renew it now, due or not
   status          the certificate for SITE_URL and API_URL: names, serial, expiry, when it renews

@@ -12,6 +12,8 @@ import tls from 'node:tls';
 import { afterAll, describe, expect, it } from 'vitest';
 import { API_PATHS } from '../../contract/paths.ts';
 import { freePort } from '../../scripts/lib/processes.ts';
+import { healthFilter } from '../../scripts/lib/tls.ts';
+import type { CertificateFacts } from '../../scripts/lib/tls-certificate.ts';
 import { startTestStack, type TestStack } from '../support/stack.ts';
 
 const SITE_HOST = 'stats.example.test';
@@ -102,4 +104,36 @@ describe('HTTPS with one\'s own certificate', () => {
     // Thirty days left: more than the fourteen under which health turns degraded for HTTPS.
     expect(stack.logs.some((line) => line.includes('could not'))).toBe(false);
   }, 120_000);
+});
+
+describe('the health record\'s TLS part', () => {
+  const now = new Date('2026-11-27T12:00:00Z');
+  const expiring = (days: number): CertificateFacts => ({
+    names: [API_HOST, SITE_HOST], notBefore: new Date('2026-11-01T00:00:00Z'), notAfter: new Date(now.getTime() + days * 86400_000), serial: '01', fingerprint: 'AA',
+  });
+  /** The record as nginx sends it after the filter's substitutions (the first of each, as sub_filter_once does). */
+  const filtered = (record: string, filter: string) => {
+    let out = record;
+    for (const [, from, to] of filter.matchAll(/^sub_filter '([^']*)' '([^']*)';$/gm)) if (out.includes(from!)) out = out.replace(from!, to!);
+    return JSON.parse(out) as { status: string; data: { tls: unknown; fresh: boolean } };
+  };
+  // The SQL record's spacing (json_build_object) and the edge's (JSON.stringify).
+  const records = ['{"status" : "ok", "checked_at" : "x", "data" : {"fresh" : true}}', '{"status":"ok","checked_at":"x","data":{"fresh":true}}'];
+
+  it('adds the expiry and keeps "ok" while more than 14 days are left', () => {
+    for (const record of records) {
+      expect(filtered(record, healthFilter({ certificate: expiring(15), error: undefined }, now))).toEqual({
+        status: 'ok', checked_at: 'x', data: { tls: { expires_at: '2026-12-12T12:00:00Z', obtaining: false, error: null }, fresh: true },
+      });
+    }
+  });
+
+  it('turns "ok" to "degraded" under 14 days, and while the certificate is being obtained, saying why', () => {
+    for (const record of records) {
+      expect(filtered(record, healthFilter({ certificate: expiring(13), error: undefined }, now)).status).toBe('degraded');
+      const obtaining = filtered(record, healthFilter({ certificate: undefined, error: "ValueError: Requesting 127.0.0.1/dir: Connection refused; it's $down" }, now));
+      expect(obtaining.status).toBe('degraded');
+      expect(obtaining.data.tls).toEqual({ expires_at: null, obtaining: true, error: 'ValueError: Requesting 127.0.0.1/dir: Connection refused; it s  down' });
+    }
+  });
 });
