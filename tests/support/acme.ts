@@ -51,9 +51,10 @@ async function stopChild(child: ChildProcess): Promise<void> {
 
 /**
  * Starts challtestsrv resolving `hosts` to 127.0.0.1, and pebble validating HTTP-01 on `httpPort`
- * (the stack's HTTP_PORT) through it.
+ * (the stack's HTTP_PORT) through it, issuing certificates valid for `validitySeconds` (Let's
+ * Encrypt's 90 days unless given; pebble's own default is five years).
  */
-export async function startPebble(hosts: string[], httpPort: number): Promise<Pebble> {
+export async function startPebble(hosts: string[], httpPort: number, validitySeconds = 90 * 24 * 3600): Promise<Pebble> {
   const dir = mkdtempSync(path.join(tmpdir(), 'pebble-'));
   // The ACME client may run as nginx's user, which reads the bundle copied from here.
   chmodSync(dir, 0o755);
@@ -74,8 +75,7 @@ export async function startPebble(hosts: string[], httpPort: number): Promise<Pe
       tlsPort,
       ocspResponderURL: '',
       externalAccountBindingRequired: false,
-      // Let's Encrypt's 90 days, rather than pebble's default of five years.
-      certificateValidityPeriod: 90 * 24 * 3600,
+      certificateValidityPeriod: validitySeconds,
     },
   }));
   // No random sleep before validating, and every nonce honoured: the ACME flow as Let's Encrypt runs it,
