@@ -3,6 +3,7 @@
 // `--force`, now) through the same ACME client and directories as the running stack, then has the
 // running nginx load the new certificate gracefully; `status` says what is served and when it renews.
 import { assertServableOrigins, configFromEnv, loadEnv } from './lib/config.ts';
+import { runningNginx } from './lib/nginx.ts';
 import { bringCertificateUpToDate, planAcme } from './lib/tls-acme.ts';
 import { currentStatus, serveTlsParts } from './lib/tls.ts';
 
@@ -30,8 +31,13 @@ try {
   } else {
     if (cfg.tls.ownCertificate) throw new Error('TLS_CERT_FILE and TLS_KEY_FILE bring your own certificate: renew it where it comes from; the running stack loads a replaced file within the hour.');
     const certificate = await bringCertificateUpToDate(cfg, (line) => console.log(line), { force: flags.includes('--force') });
-    await serveTlsParts(cfg, { certificate, error: undefined });
-    console.log(`serving the certificate for ${certificate.names.join(' and ')}, serial ${certificate.serial}, expires ${certificate.notAfter.toISOString()}`);
+    const facts = `for ${certificate.names.join(' and ')}, serial ${certificate.serial}, expires ${certificate.notAfter.toISOString()}`;
+    if (runningNginx(cfg) === undefined) {
+      console.log(`the certificate ${facts} is ready; the service is not running, and \`npm start\` serves it.`);
+    } else {
+      await serveTlsParts(cfg, { certificate, error: undefined });
+      console.log(`serving the certificate ${facts}`);
+    }
   }
 } catch (error) {
   console.error(`tls: ${(error as Error).message}`);

@@ -4,7 +4,7 @@ import { execFileSync } from 'node:child_process';
 import { accessSync, chownSync, constants, existsSync, mkdirSync, readdirSync, readFileSync, rmSync, statSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
 import { ROOT_DIR, type Config, type TlsConfig } from './config.ts';
-import { idsOf, startChild, waitUntil, type Child, type Log } from './processes.ts';
+import { executableOf, idsOf, startChild, waitUntil, type Child, type Log } from './processes.ts';
 import { renderSite } from './site.ts';
 
 export const NGINX_DIR = path.join(ROOT_DIR, 'site', 'nginx');
@@ -131,9 +131,16 @@ export function writeTlsServing(cfg: Config, certificate: ServedCertificate | un
  * https://nginx.org/en/docs/control.html#reconfiguration), so no request is refused or cut.
  */
 export function reloadNginx(cfg: Config): void {
+  const pid = runningNginx(cfg);
+  if (pid === undefined) throw new Error(`nginx is not running from ${cfg.dataDir}: start the service with \`npm start\`.`);
+  process.kill(pid, 'SIGHUP');
+}
+
+/** The master of this data directory's nginx, if it runs (its pid file names a live nginx: never a reused process id). */
+export function runningNginx(cfg: Config): number | undefined {
   const pidFile = path.join(cfg.dataDir, 'nginx', 'nginx.pid');
-  if (!existsSync(pidFile)) throw new Error(`nginx is not running from ${cfg.dataDir} (no ${pidFile}): start the service with \`npm start\`.`);
-  process.kill(Number(readFileSync(pidFile, 'utf8').trim()), 'SIGHUP');
+  const pid = existsSync(pidFile) ? Number(readFileSync(pidFile, 'utf8').trim()) : NaN;
+  return Number.isInteger(pid) && path.basename(executableOf(pid) ?? '') === 'nginx' ? pid : undefined;
 }
 
 /** The site host's own settings (site.conf.template): the edge upstream, its microcache and limits. */
