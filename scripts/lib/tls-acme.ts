@@ -3,7 +3,7 @@
 // work and logs directories, so it never touches /etc/letsencrypt or the system's renewal timer.
 // https://eff-certbot.readthedocs.io/en/stable/using.html
 import { execFile } from 'node:child_process';
-import { copyFileSync, existsSync, mkdirSync, readdirSync } from 'node:fs';
+import { chmodSync, copyFileSync, existsSync, mkdirSync, readdirSync } from 'node:fs';
 import { createHash } from 'node:crypto';
 import path from 'node:path';
 import { promisify } from 'node:util';
@@ -55,9 +55,10 @@ function certbotIds(): { uid?: number; gid?: number } {
  */
 function prepareDirectories(cfg: Config): string | undefined {
   const paths = tlsPaths(cfg.dataDir);
-  for (const dir of [paths.certbotConfig, paths.certbotWork, paths.certbotLogs, path.join(paths.webroot, '.well-known', 'acme-challenge')]) {
-    mkdirSync(dir, { recursive: true, mode: 0o755 });
-  }
+  const challenges = path.join(paths.webroot, '.well-known', 'acme-challenge');
+  for (const dir of [paths.certbotConfig, paths.certbotWork, paths.certbotLogs, challenges]) mkdirSync(dir, { recursive: true });
+  // Whatever the umask: nginx's workers read the challenges, through every directory down to them.
+  for (let dir = challenges; dir !== path.dirname(paths.dir); dir = path.dirname(dir)) chmodSync(dir, 0o755);
   // A private CA's bundle, copied where certbot's user can read it.
   let bundle: string | undefined;
   if (cfg.tls!.acmeCaBundle) {
