@@ -43,6 +43,8 @@ export const KEY_DIRECTORY_CACHE_CONTROL = `public, max-age=${KEY_DIRECTORY_CACH
 const JSON_TYPE = 'application/json';
 const MARKDOWN = 'text/markdown; charset=utf-8';
 const PLAIN_TEXT = 'text/plain; charset=utf-8';
+/** RFC 9239 §6: JavaScript's media type. */
+const JAVASCRIPT = 'text/javascript; charset=utf-8';
 const file = (p: string) => p.replace(/^\//, '');
 
 export const SITE_DOCUMENTS: readonly SiteDocument[] = [
@@ -54,8 +56,8 @@ export const SITE_DOCUMENTS: readonly SiteDocument[] = [
     headers: { 'Content-Security-Policy': "default-src 'self'; script-src 'self'; style-src 'self' 'unsafe-inline'; img-src 'self' data:; font-src 'self' data:; worker-src 'self' blob:; connect-src *; frame-ancestors *" },
   },
   // The script's name carries a digest of its bytes, the bundle's its version: neither changes under its name.
-  { path: SITE_PATHS.API_DOCS_SCRIPT, file: file(SITE_PATHS.API_DOCS_SCRIPT), source: 'api-docs.js', mediaType: 'text/javascript; charset=utf-8', cacheControl: CACHE_IMMUTABLE },
-  { path: SITE_PATHS.REDOC_BUNDLE, file: file(SITE_PATHS.REDOC_BUNDLE), mediaType: 'text/javascript; charset=utf-8', cacheControl: CACHE_IMMUTABLE },
+  { path: SITE_PATHS.API_DOCS_SCRIPT, file: file(SITE_PATHS.API_DOCS_SCRIPT), source: 'api-docs.js', mediaType: JAVASCRIPT, cacheControl: CACHE_IMMUTABLE },
+  { path: SITE_PATHS.REDOC_BUNDLE, file: file(SITE_PATHS.REDOC_BUNDLE), mediaType: JAVASCRIPT, cacheControl: CACHE_IMMUTABLE },
   { path: SITE_PATHS.LLMS_TXT, file: file(SITE_PATHS.LLMS_TXT), source: 'llms.txt', mediaType: PLAIN_TEXT, cacheControl: CACHE_SHORT, title: 'Plain-text service summary for language models' },
   { path: SITE_PATHS.AUTH_MD, file: file(SITE_PATHS.AUTH_MD), source: 'auth.md', mediaType: MARKDOWN, cacheControl: CACHE_SHORT, title: 'Access policy and the current public key' },
   {
@@ -72,9 +74,9 @@ export const SITE_DOCUMENTS: readonly SiteDocument[] = [
   // Signed per answer by the edge (the signature carries created and expires).
   { path: SITE_PATHS.SIG_DIRECTORY, mediaType: KEY_DIRECTORY_MEDIA_TYPE, cacheControl: KEY_DIRECTORY_CACHE_CONTROL, title: 'HTTP message signatures key directory (Ed25519 JWKS)' },
   // The log's page is the edge's (it states the live checkpoint); the verifier is this repository's
-  // scripts/verify.ts, served as it is so anyone can run it alone.
+  // scripts/verify/, bundled into one file by the build (site/render/verifier.ts) so anyone can run it alone.
   { path: SITE_PATHS.LOG, mediaType: 'text/html; charset=utf-8', cacheControl: 'public, max-age=60', title: 'Transparency log of the nightly figures' },
-  { path: SITE_PATHS.LOG_VERIFIER, file: file(SITE_PATHS.LOG_VERIFIER), mediaType: PLAIN_TEXT, cacheControl: CACHE_SHORT, title: 'The verifier: one TypeScript file, run with Node alone' },
+  { path: SITE_PATHS.LOG_VERIFIER, file: file(SITE_PATHS.LOG_VERIFIER), mediaType: JAVASCRIPT, cacheControl: CACHE_SHORT, title: 'The verifier: one JavaScript file, run with Node alone' },
   { path: SITE_PATHS.ROBOTS, file: file(SITE_PATHS.ROBOTS), source: 'robots.txt', mediaType: PLAIN_TEXT, cacheControl: CACHE_LONG },
   { path: SITE_PATHS.SITEMAP, file: file(SITE_PATHS.SITEMAP), source: 'sitemap.xml', mediaType: 'application/xml', cacheControl: CACHE_LONG },
   // Browsers ask for /favicon.ico whatever the page says; an SVG under that name serves them all.

@@ -65,7 +65,7 @@ export const SITE_PATHS = {
   LOG_POLICY: '/log/policy',
   LOG_TILES: '/log/tile/',
   LOG_PROOF: '/log/proof/',
-  LOG_VERIFIER: '/log/verify.ts',
+  LOG_VERIFIER: '/log/verify.mjs',
 } as const;
 
 /** Paths on the API host {api_url}. */

@@ -29,12 +29,12 @@ export const ReturnsSchema = z.object({
   window_days: z.int().min(1).describe('Length of the window in days (15 by default).'),
   from_date: date.nullable().describe('Window start: to_date - window_days + 1.'),
   to_date: date.nullable().describe('Window end: last_night_date.'),
-  rewards_usd: z.number().nullable().describe('Reward income in the window, USD.'),
-  trading_costs_usd: z.number().nullable().describe('Cost of unwinding filled inventory in the window, USD (signed: a gain from unwinding is a negative cost); null when no cost is recorded in the window.'),
-  net_usd: z.number().nullable().describe('Rewards minus costs, USD; may be negative.'),
-  rewards_vs_costs: z.number().nullable().describe('Ratio of rewards to costs; null when costs are zero or negative.'),
-  gross_yield_pct: z.number().nullable().describe('Gross yield over the window, percent of the mean capital at stake. Covers window_days only: never annualise it.'),
-  net_yield_pct: z.number().nullable().describe('Net yield over the window, percent; may be negative. Never annualised.'),
+  rewards_usd: z.number().nullable().describe("Reward income in the window, USD: the sum of the window's nightly payouts as published (each in cents), so it foots with them."),
+  trading_costs_usd: z.number().nullable().describe('Cost of unwinding filled inventory in the window, USD (signed: a gain from unwinding is a negative cost); null when no cost is recorded in the window. The sum of the window\'s daily costs as published (each in cents).'),
+  net_usd: z.number().nullable().describe('rewards_usd minus trading_costs_usd as published, USD; may be negative.'),
+  rewards_vs_costs: z.number().nullable().describe('rewards_usd divided by trading_costs_usd as published; null when costs are zero or negative.'),
+  gross_yield_pct: z.number().nullable().describe('Gross yield over the window: rewards_usd as a percent of the mean of each window day\'s last capital at stake (in cents; the mean rounded to cents once). Covers window_days only: never annualise it.'),
+  net_yield_pct: z.number().nullable().describe('Net yield over the window: net_usd as a percent of the same capital base; may be negative. Never annualised.'),
 }).describe('Trailing-window returns. The window ends at last_night_date; every field but window_days is null before the first payout, and the yields are null without a capital base.').register(contract, { id: 'Returns' });
 
 export const LogHeadSchema = z.object({
@@ -54,7 +54,7 @@ export const StatsRecordSchema = z.looseObject({
   accrued_today_usd: z.number().min(0).describe("In-progress estimate of today's accrual, USD; grows through the day and settles tonight. 0 when none yet today. An estimate: never compare it with a settled night."),
   accrued_today_markets: count.describe('Number of markets accruing today; 0 when none yet today.'),
   markets_quoted_24h: count.describe('Markets quoted in the last 24 hours; 0 when the latest observation is older than 24 hours.'),
-  total_usd: z.number().min(0).nullable().describe('All-time gross payout total since since_date, USD.'),
+  total_usd: z.number().min(0).nullable().describe('All-time gross payout total since since_date, USD: the sum of the nightly payouts as published (each in cents), so adding up the nights of the history reaches it exactly.'),
   since_date: date.nullable().describe('Date from which the totals count.'),
   best_day_usd: z.number().min(0).nullable().describe('Highest single-night gross payout, USD.'),
   worst_day_usd: z.number().min(0).nullable().describe('Lowest single-night gross payout since since_date, USD; null before any payout.'),
@@ -69,7 +69,7 @@ export type StatsRecord = z.infer<typeof StatsRecordSchema>;
 export const HistoryNightSchema = z.object({
   date: date.describe("Payout date (UTC). The payout settled at 00:00 UTC and covers the prior day's activity."),
   usd: z.number().min(0).describe('Gross reward payout for that night, USD. Gross reward income, not profit.'),
-  total_usd: z.number().min(0).describe('Running gross payout total from since_date through this night, USD.'),
+  total_usd: z.number().min(0).describe('Running gross payout total from since_date through this night, USD: the sum of the usd values published for those nights.'),
   trading_cost_usd: z.number().nullable().describe("That date's cost of unwinding filled inventory, USD (signed: a gain is a negative cost); null when none is recorded."),
   at_stake_usd: z.number().nullable().describe("The capital base the returns use for that day: the day's last snapshot of capital at stake, USD; null when the day has none."),
   updated_at: timestamp.describe("When that night's payout was first recorded or last corrected (ISO 8601 UTC)."),

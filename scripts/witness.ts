@@ -10,7 +10,8 @@ import { logKeys, parsePolicy } from '../contract/tlog/policy.ts';
 import { cosignerVerifierKey } from '../contract/tlog/vkey.ts';
 import { KeyFileError, loadOrCreateKey } from './witness/key.ts';
 import { createWitnessServer } from './witness/server.ts';
-import { StateDirError, StateStore } from './witness/state.ts';
+import { StateDirError } from './witness/lock.ts';
+import { StateStore } from './witness/state.ts';
 
 const USAGE = `Usage: npm run witness -- --key FILE --name NAME --policy FILE --state DIR --listen HOST:PORT
   --key FILE          the witness's Ed25519 private key (PKCS#8 DER, base64url); made, readable by you only, when missing

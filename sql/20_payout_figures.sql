@@ -7,7 +7,10 @@ alter function stats.since_date(date) owner to stats_owner;
 grant execute on function stats.since_date(date) to stats_writer;
 
 -- Nightly payouts: the latest 16 nights dated today or earlier, oldest first; the latest night; and
--- the totals from since_date: sum, best and worst night. The totals come from the history snapshot
+-- the totals from since_date: sum, best and worst night. The total is the sum of the nights as
+-- published (each rounded to cents), so anyone who adds up the published nights reaches it exactly;
+-- summing at full precision and rounding once drifts by cents from that over a few hundred nights.
+-- The totals come from the history snapshot
 -- (27_history.sql) when it holds the figures as of p_now (stats.snapshot_holds); otherwise (a clock
 -- pinned before it, a TRUNCATE, a row dated ahead that has come due, this transaction's own writes
 -- before its commit) they are summed here.
@@ -30,13 +33,12 @@ begin
     into v_snapshot_at, v_valid_until, since_date, total_usd, best_day_usd, worst_day_usd from stats.history_snapshot h;
   if not stats.snapshot_holds(v_snapshot_at, v_valid_until, p_now) then
     since_date := stats.since_date(today);
-    select sum(p.usd), max(p.usd), min(p.usd) into total_usd, best_day_usd, worst_day_usd
+    select sum(round(p.usd, 2)), max(p.usd), min(p.usd) into total_usd, best_day_usd, worst_day_usd
       from stats.payout p where p.date >= payout_figures.since_date and p.date <= today;
   end if;
 
   last_night_usd := round(last_night.usd, 2);
   last_night_date := last_night.date;
-  total_usd := round(total_usd, 2);
   best_day_usd := round(best_day_usd, 2);
   worst_day_usd := round(worst_day_usd, 2);
 end $$;

@@ -3,8 +3,8 @@
 -- that day (its last at-stake snapshot, null when the day has none), when the night's payout was
 -- first recorded or last corrected, the transparency log's latest signed entry for that date (null
 -- until the night is final), and when the witnesses' quorum first cosigned a checkpoint holding the
--- night's first entry. The running total is summed at full precision and every amount rounded to
--- cents once, at the end.
+-- night's first entry. Every amount is rounded to cents once; the running total is the sum of the
+-- nights as published (each rounded to cents), so it foots with them exactly.
 --
 -- A night is witnessed on time when that cosigning came no later than a day after the night turned
 -- final (its date plus three days): later, and the night could have been made up after the fact, so
@@ -25,7 +25,7 @@ language sql stable set search_path = '' set plan_cache_mode = force_generic_pla
   select coalesce(json_agg(json_build_object(
       'date', n.date,
       'usd', round(n.usd, 2),
-      'total_usd', round(n.total, 2),
+      'total_usd', n.total,
       'trading_cost_usd', round(n.cost, 2),
       'at_stake_usd', round(n.at_stake, 2),
       'updated_at', stats.iso(n.updated_at),
@@ -38,7 +38,7 @@ language sql stable set search_path = '' set plan_cache_mode = force_generic_pla
       end) order by n.date), '[]'::json)
     from (
       select p.date, p.usd, p.updated_at,
-        sum(p.usd) over (order by p.date) as total,
+        sum(round(p.usd, 2)) over (order by p.date) as total,
         t.usd as cost,
         (select c.cash_usd + c.inventory_usd from stats.capital c
           where c.observed_at >= p.date::timestamp at time zone 'UTC'
@@ -102,7 +102,7 @@ declare
   since date := stats.since_date(today);
 begin
   insert into stats.history_snapshot (id, computed_at, valid_until, record, since_date, total_usd, best_day_usd, worst_day_usd)
-    select true, at, stats.figures_valid_until(at), stats.history_record(at), since, sum(p.usd), max(p.usd), min(p.usd)
+    select true, at, stats.figures_valid_until(at), stats.history_record(at), since, sum(round(p.usd, 2)), max(p.usd), min(p.usd)
       from stats.payout p where p.date >= since and p.date <= today
     on conflict (id) do update set computed_at = excluded.computed_at, valid_until = excluded.valid_until,
       record = excluded.record, since_date = excluded.since_date,

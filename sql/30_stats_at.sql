@@ -3,7 +3,8 @@
 --
 -- stats.stats_at(now) and every figure function take the clock as an argument so tests can pin it;
 -- public.landing_stats() calls it with now(). Conventions: today = the UTC date of now; amounts keep
--- full precision and are rounded to cents once, at the end (round(numeric, 2): half away from zero);
+-- full precision and are rounded to cents once, where they are published (round(numeric, 2): half
+-- away from zero); a published sum adds up the published values it covers, so it foots with them;
 -- "no data" is null, never a made-up zero. Every lookup of a time series is a limit-1 probe or a
 -- range bound on the primary key, so the cost stays flat however much history accumulates. Generic
 -- plans: every statement is planned once per connection, not on every call (the plans are the same

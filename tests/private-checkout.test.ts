@@ -1,27 +1,14 @@
 // `npm start` as root from a checkout that other users cannot enter (as under /root, mode 0700):
 // Postgres runs as `postgres` and nginx as `nobody`, so the data must live where they can reach it.
-import { execFileSync, spawn } from 'node:child_process';
-import { existsSync, mkdtempSync, rmSync } from 'node:fs';
-import { tmpdir } from 'node:os';
+import { spawn } from 'node:child_process';
+import { existsSync, rmSync } from 'node:fs';
 import path from 'node:path';
 import { describe, expect, it } from 'vitest';
-import { defaultDataDir, ROOT_DIR } from '../scripts/lib/config.ts';
+import { defaultDataDir } from '../scripts/lib/config.ts';
 import { freePort } from '../scripts/lib/processes.ts';
+import { copyCheckout } from './support/checkout.ts';
 
 const isRoot = process.getuid?.() === 0;
-
-/** A copy of this checkout inside a fresh directory of mode 0700; node_modules hard-linked when it can be. */
-function privateCheckout(): { home: string; app: string } {
-  const home = mkdtempSync(path.join(tmpdir(), 'private-home-')); // mkdtemp makes it 0700
-  const app = path.join(home, 'app');
-  execFileSync('sh', ['-c', 'mkdir -p "$1" && git ls-files -z --cached --others --exclude-standard | xargs -0 cp --parents -t "$1"', 'sh', app], { cwd: ROOT_DIR });
-  try {
-    execFileSync('cp', ['-al', 'node_modules', app], { cwd: ROOT_DIR });
-  } catch {
-    execFileSync('cp', ['-a', 'node_modules', app], { cwd: ROOT_DIR });
-  }
-  return { home, app };
-}
 
 async function startOnce(app: string, env: Record<string, string>): Promise<string> {
   const child = spawn(process.execPath, [path.join(app, 'scripts', 'start.ts')], { cwd: app, env, stdio: ['ignore', 'pipe', 'pipe'] });
@@ -56,7 +43,7 @@ describe('a checkout in a private directory', () => {
       expect(defaultDataDir('/home/someone/app', false)).toBe('/home/someone/app/.data');
       return;
     }
-    const { home, app } = privateCheckout();
+    const { home, app } = copyCheckout(0o700);
     const dataDir = defaultDataDir(app, true);
     expect(dataDir).toMatch(/^\/var\/lib\/public-stats\/app-[0-9a-f]{10}$/);
     const env: Record<string, string> = { PATH: process.env.PATH ?? '', HOME: home, NGINX_WORKERS: '1' };

@@ -24,6 +24,8 @@ import { parseTilePath, tileBytes } from '../edge/tlog/tiles.ts';
 import { ROOT_DIR } from '../scripts/lib/config.ts';
 import { freePort } from '../scripts/lib/processes.ts';
 import { API_PATHS, SITE_PATHS } from '../contract/paths.ts';
+import { SITE_DOCUMENTS } from '../contract/documents.ts';
+import { verifierScript } from '../site/render/verifier.ts';
 import { startTestStack, type TestStack } from './support/stack.ts';
 import { rawGet, sha256Digest, verifies, verifyWithHttpMessageSig, type DirectoryKey, type RawAnswer } from './support/signatures.ts';
 import { startWitness, type Running } from './support/witness.ts';
@@ -256,6 +258,19 @@ describe('the transparency log', () => {
   const receipt = (date: string) => path.join(dir, `${date}.tlog-proof`);
   let before: string;
 
+  it('serves the verifier as the one JavaScript file the build makes of scripts/verify/: Node\'s own modules only, this site its default', async () => {
+    const answer = await fetch(site + SITE_PATHS.LOG_VERIFIER);
+    expect(answer.status).toBe(200);
+    expect(answer.headers.get('content-type')).toBe(SITE_DOCUMENTS.find((d) => d.path === SITE_PATHS.LOG_VERIFIER)!.mediaType);
+    const served = await answer.text();
+    expect(served).toBe(await verifierScript(site));
+    const imports = [...served.matchAll(/^import\b[^;]*?from\s*"([^"]+)"/gm)].map((m) => m[1]!);
+    expect(imports.length).toBeGreaterThan(0);
+    expect(imports.filter((specifier) => !specifier.startsWith('node:'))).toEqual([]);
+    expect(served).not.toMatch(/\brequire\(|\bimport\(/);
+    expect((await verifyCommand('--site', site, '--help')).stdout).toContain(`(default ${site})`);
+  });
+
   it('holds every final night, and its checkpoint, tiles and receipts verify with Go\'s sumdb/note and sumdb/tlog', async () => {
     before = await checkpoint();
     writeFileSync(path.join(dir, 'before.checkpoint'), before);
@@ -430,7 +445,7 @@ describe('the transparency log', () => {
     expect((await verify('--state', moving)).stderr.trim()).toBe(replaced(otherKey.vkey));
   }, 120_000);
 
-  it('a whole other history under our log key passes a verifier that trusts the site, and fails with the policy, and as a rewrite against the state file, which leaves evidence', async () => {
+  it('a whole other history under our log key passes a verifier that trusts the site, fails with the policy, and against the state file is named a rewrite first and leaves evidence, with or without the policy', async () => {
     const landing = (await (await fetch(stack.cfg.apiUrl + API_PATHS.LOG, { headers: { apikey: stack.cfg.ANON_KEY } })).json()) as { entries: string[] };
     const date = JSON.parse(landing.entries[FORK_INDEX]!).date as string;
     const entries = landing.entries.map((entry, i) => {
@@ -446,24 +461,43 @@ describe('the transparency log', () => {
     // The witnesses' cosignatures of the real checkpoint go along, as a forger would try.
     const cosignatures = real.slice(real.indexOf('\n\n') + 2).split('\n').slice(1).join('\n');
     fork = { tree, entries, root: base64(root), date, checkpoint: await signNote(checkpointBody(origin, tree.size, root), origin, key.privateKey, key.publicKey) + cosignatures };
-    const evidenceBefore = readdirSync(dir).filter((f) => f.startsWith('log-rewrite-evidence-'));
-    try {
-      tamper = 'fork';
-      const trusting = await verify();
-      expect(trusting.code, trusting.stderr).toBe(0);
-      // The policy's witnesses never cosigned it: their lines do not verify on its body.
-      const witnessed = await verify('--policy', policy);
-      expect(witnessed.code).toBe(1);
-      expect(witnessed.stderr.trim()).toBe("verify: the checkpoint's cosignature by the witness witness.test/alpha does not verify");
-      const result = await verify('--state', state());
+    // The policy's witnesses never cosigned it: their lines do not verify on its body. And the archive
+    // still holds our checkpoints, signed by the same key: two histories.
+    const cosignatureFails = "verify: the checkpoint's cosignature by the witness witness.test/alpha does not verify";
+    const twoHistories = new RegExp(`^verify: archived checkpoint \\d+ is signed by the log's key but is not a state of the log the checkpoint of ${NIGHTS - 1} entries names: the log signed two histories$`);
+    const rewrite = new RegExp(`^verify: the log was rewritten: checkpoint ${NIGHTS - 1} is not consistent with checkpoint ${NIGHTS - 1} seen on \\S+ \\(the evidence, both signed checkpoints and the failed proof, is in (\\S+)\\)$`);
+    const evidenceFiles = () => readdirSync(dir).filter((f) => f.startsWith('log-rewrite-evidence-')).sort();
+    /** The run names the rewrite on its first line, and the evidence file it names is new and holds both checkpoints. */
+    const namesRewrite = (result: { code: number; stderr: string }, before: string[]) => {
       expect(result.code).toBe(1);
-      const sentence = new RegExp(`^verify: the log was rewritten: checkpoint ${NIGHTS - 1} is not consistent with checkpoint ${NIGHTS - 1} seen on \\S+ \\(the evidence, both signed checkpoints and the failed proof, is in (\\S+)\\)$`).exec(result.stderr.trim());
+      const lines = result.stderr.trim().split('\n');
+      const sentence = rewrite.exec(lines[0]!);
       expect(sentence, result.stderr).not.toBeNull();
-      expect(readdirSync(dir).filter((f) => f.startsWith('log-rewrite-evidence-'))).toEqual([...evidenceBefore, path.basename(sentence![1]!)]);
+      expect(evidenceFiles()).toEqual([...before, path.basename(sentence![1]!)].sort());
       const evidence = JSON.parse(readFileSync(sentence![1]!, 'utf8'));
       expect(evidence.saved.checkpoint).toBe(real);
       expect(evidence.served.checkpoint).toBe(fork.checkpoint);
       expect(evidence.consistency_proof).toMatchObject({ old_size: NIGHTS - 1, new_size: NIGHTS - 1, hashes: [], verifies: false });
+      return lines.slice(1);
+    };
+    try {
+      tamper = 'fork';
+      const trusting = await verify();
+      expect(trusting.code, trusting.stderr).toBe(0);
+      const witnessed = await verify('--policy', policy);
+      expect(witnessed.code).toBe(1);
+      const [first, second, ...more] = witnessed.stderr.trim().split('\n');
+      expect(first).toBe(cosignatureFails);
+      expect(second).toMatch(twoHistories);
+      expect(more).toEqual([]);
+      // Against the state file: the rewrite alone, then with the policy the rewrite first and each other failure on its own line.
+      let before = evidenceFiles();
+      expect(namesRewrite(await verify('--state', state()), before)).toEqual([]);
+      before = evidenceFiles();
+      const others = namesRewrite(await verify('--policy', policy, '--state', state()), before);
+      expect(others[0]).toBe(cosignatureFails);
+      expect(others[1]).toMatch(twoHistories);
+      expect(others).toHaveLength(2);
     } finally {
       tamper = 'none';
     }

@@ -49,7 +49,16 @@ export const RULES = {
   disclaimer:
     'Aggregate figures of one real production account that earns liquidity rewards by quoting on a prediction market: not a simulation, backtest or projection. Unaudited and published as-is, losing days included. Not a performance guarantee and not financial advice.',
   polling: 'Poll at most once per minute; once every 5 minutes is recommended. The figures change at most every few minutes.',
+  sums_foot:
+    'Every USD amount is in cents, rounded once where it is published (half away from zero). total_usd, each night\'s running total_usd, returns.rewards_usd and returns.trading_costs_usd are the sums of the published values they cover, and returns.net_usd is their difference, so adding up the published nights reaches them exactly.',
 } as const;
+
+/**
+ * What the service keeps private, and what it cannot: said wherever the promise is made, so that it
+ * never promises more than it keeps.
+ */
+export const PRIVACY =
+  "Wallet addresses, positions, orders and per-market figures are never published. That alone does not make the account anonymous: Polymarket pays the rewards as public token transfers to the account's wallet every night, so someone who matches the nightly amounts (or the capital snapshot's cash) against those public transfers may find the wallet, and through it the positions and orders this service does not publish. The service cannot prevent that; it publishes every USD amount in cents, never more precisely.";
 
 /** The figures' terms of use: free reuse with attribution (the attribution rule says how). */
 export const FIGURES_LICENSE = { name: 'CC BY 4.0', spdx: 'CC-BY-4.0', url: 'https://creativecommons.org/licenses/by/4.0/' } as const;
@@ -101,9 +110,9 @@ export function notesFor(record: StatsRecord, cfg: Pick<Origins, 'siteUrl'>): Re
   };
 }
 
-/** How to run the verifier against the site, with the state file that pins the log's key. */
+/** How to run the verifier, downloaded under its own name, against the site, with the state file that pins the log's key. */
 export function verifyCommand(siteUrl: string): string {
-  return `node verify.ts --site ${siteUrl} --state verify-state.json`;
+  return `node ${SITE_PATHS.LOG_VERIFIER.slice(SITE_PATHS.LOG_VERIFIER.lastIndexOf('/') + 1)} --site ${siteUrl} --state verify-state.json`;
 }
 
 /** What is signed, what is logged and how to check both: one sentence each. */

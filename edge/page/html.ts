@@ -2,7 +2,7 @@
 // script is the optional WebMCP registration). Inline CSS and SVG, no external assets.
 import type { HistoryRecord, LogRecord, PublishedHealth, PublishedStats } from '../../contract/records.ts';
 import { count, humanTime, money, orNone, percent } from '../../contract/texts/format.ts';
-import { citeSentence, DEMO_NOTICE, disclaimer, FIGURES_LICENSE, lede, RULES, RULES_FOR_PEOPLE, SERVICE_NAME } from '../../contract/texts/rules.ts';
+import { citeSentence, DEMO_NOTICE, disclaimer, FIGURES_LICENSE, lede, PRIVACY, RULES, RULES_FOR_PEOPLE, SERVICE_NAME } from '../../contract/texts/rules.ts';
 import { keyFigures, replicaLag, type KeyFigure } from '../../contract/texts/summaries.ts';
 import { logSentences, logSummary, type Part } from '../../contract/texts/witnessing.ts';
 import { cumulativeChart, monthEnds, nightsChart } from './chart.ts';
@@ -223,7 +223,8 @@ ${replicaLag(health) ? `<li data-field="health.data.replica_lag_seconds">${esc(r
 <li>${esc(disclaimer(demo))}</li>
 <li>${esc(RULES_FOR_PEOPLE.gross_not_profit)}</li>
 <li>${esc(RULES.dates)}</li>
-<li>Read-only: nothing here trades, moves funds or acts for a caller. Individual positions, orders, wallet addresses and per-market figures are not published, by design.</li>
+<li>Read-only: nothing here trades, moves funds or acts for a caller.</li>
+<li>${esc(PRIVACY)}</li>
 </ul>
 <p id="attribution">${esc(stats?.attribution.cite ?? citeSentence(cfg))}</p>
 </section>

@@ -1,7 +1,7 @@
 // The landing page as Markdown, for agents that ask for text/markdown on `/` (and at /index.md):
 // the same content as the HTML, minus the chart, plus the links an agent needs next.
 import { count, humanTime, money, orNone, percent } from '../../contract/texts/format.ts';
-import { citeSentence, DEMO_NOTICE, disclaimer, lede, RULES, SERVICE_NAME } from '../../contract/texts/rules.ts';
+import { citeSentence, DEMO_NOTICE, disclaimer, lede, PRIVACY, RULES, SERVICE_NAME } from '../../contract/texts/rules.ts';
 import { keyFigures, noteText, replicaLag } from '../../contract/texts/summaries.ts';
 import type { Part } from '../../contract/texts/witnessing.ts';
 import { logAccount, type PageInput } from './html.ts';
@@ -63,6 +63,8 @@ export function renderMarkdown(input: PageInput, cfg: Origins): string {
     `- ${RULES.accrual_is_estimate}`,
     `- ${RULES.no_annualising}`,
     `- ${RULES.dates}`,
+    `- ${RULES.sums_foot}`,
+    `- ${PRIVACY}`,
     '',
     s?.attribution.cite ?? citeSentence(cfg),
     '',

@@ -2,7 +2,8 @@
 // measured right beside it in the same run with the same load generator (wrk): a bare nginx serving
 // the very bytes the path sends as a static file (its static twin), or, for the uncached path,
 // PostgREST itself. Also the tails of every cached path in the first seconds after start and across a
-// cache expiry, the edge's memory over 100,000 MCP calls, and the SQL functions' warm and cold time
+// cache expiry, the edge's memory over 100,000 MCP calls, the whole stack's memory as `npm start` runs
+// it (idle, and after 100,000 mixed requests), and the SQL functions' warm and cold time
 // and plans at 100k and 5M minute-level accrual snapshots and ten years of nights. Loopback only;
 // every run is bounded in time. Figures that miss a target are reported as such, never hidden.
 import { execFileSync, spawnSync } from 'node:child_process';
@@ -10,8 +11,10 @@ import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { availableParallelism, tmpdir } from 'node:os';
 import path from 'node:path';
 import { startTestStack } from '../stack/ephemeral.ts';
+import { buildRuntime } from '../lib/runtime-build.ts';
 import { prepareNginx, startNginx } from '../lib/nginx.ts';
 import { freePort, type Child } from '../lib/processes.ts';
+import { FOOTPRINT_TARGET, measureFootprint, type FootprintReport } from './footprint.ts';
 import { median, writeDocsTable, type Row } from './report.ts';
 import { fillAccruals, fillNights, HISTORY_NIGHTS, sqlTimings } from './sql.ts';
 import { rawAnswer, startTwins } from './twins.ts';
@@ -24,6 +27,8 @@ const argument = (name: string) => process.argv.includes(name) ? process.argv[pr
 const JSON_FILE = argument('--json');
 /** `npm run bench -- --docs` also rewrites the table of docs/scale-out.md from this run. */
 const WRITE_DOCS = process.argv.includes('--docs');
+/** `npm run bench -- --footprint` measures the stack's memory alone. */
+const FOOTPRINT_ONLY = process.argv.includes('--footprint');
 /** The tail every cached path must keep in every window: after start, in the rounds, across an expiry. */
 const CACHED_P99_MS = 10;
 /** MCP calls after which the edge's resident memory is read, and the growth allowed between them. */
@@ -57,7 +62,37 @@ async function mcpCalls(url: string, count: number): Promise<void> {
   }));
 }
 
+/** The footprint section: prints each process's PSS and RSS and the sums, idle and after load; returns the targets missed. */
+async function footprintSection(): Promise<{ report: FootprintReport; missed: string[] }> {
+  console.log(`Memory of the whole stack as \`npm start\` runs it (every process, npm's own included; MB = 10^6 bytes): ${FOOTPRINT_TARGET.idleSeconds} s after start, then after ${FOOTPRINT_TARGET.requests.toLocaleString()} mixed requests (cached records on both hosts, history, MCP, the page).`);
+  const report = await measureFootprint((line) => console.log(line));
+  const { idle, loaded } = report;
+  console.log('| process | idle PSS MB | idle RSS MB | loaded PSS MB | loaded RSS MB |');
+  console.log('|---|---|---|---|---|');
+  const after = new Map(loaded.processes.map((p) => [p.pid, p]));
+  for (const p of idle.processes) {
+    const l = after.get(p.pid);
+    console.log(`| ${p.name} (${p.pid}) | ${p.pss_mb.toFixed(1)} | ${p.rss_mb.toFixed(1)} | ${l?.pss_mb.toFixed(1) ?? 'gone'} | ${l?.rss_mb.toFixed(1) ?? 'gone'} |`);
+  }
+  for (const l of loaded.processes) if (!idle.processes.some((p) => p.pid === l.pid)) console.log(`| ${l.name} (${l.pid}, new) | | | ${l.pss_mb.toFixed(1)} | ${l.rss_mb.toFixed(1)} |`);
+  console.log(`| **sum** | **${idle.pss_mb.toFixed(1)}** | ${idle.rss_mb.toFixed(1)} | **${loaded.pss_mb.toFixed(1)}** | ${loaded.rss_mb.toFixed(1)} |`);
+  const missed: string[] = [];
+  if (idle.pss_mb > FOOTPRINT_TARGET.idlePssMb) missed.push(`idle stack ${idle.pss_mb.toFixed(1)} MB PSS (target ≤ ${FOOTPRINT_TARGET.idlePssMb} MB)`);
+  if (report.growth > FOOTPRINT_TARGET.growth) missed.push(`stack PSS grew ${(report.growth * 100).toFixed(1)} % under ${FOOTPRINT_TARGET.requests.toLocaleString()} requests (target ≤ ${FOOTPRINT_TARGET.growth * 100} %)`);
+  console.log(`Idle ${idle.pss_mb.toFixed(1)} MB PSS (target ≤ ${FOOTPRINT_TARGET.idlePssMb}); after load ${loaded.pss_mb.toFixed(1)} MB (${(report.growth * 100).toFixed(1)} %, target ≤ ${FOOTPRINT_TARGET.growth * 100} %).\n`);
+  return { report, missed };
+}
+
 async function main() {
+  // First, alone on the machine: the stack's own memory, before the benchmark's stacks start.
+  const memoryOfStack = await footprintSection();
+  if (FOOTPRINT_ONLY) {
+    console.log(memoryOfStack.missed.length ? `Targets missed:\n- ${memoryOfStack.missed.join('\n- ')}` : 'Every target met.');
+    if (JSON_FILE) writeFileSync(JSON_FILE, `${JSON.stringify({ at: new Date().toISOString(), footprint: memoryOfStack.report, missed: memoryOfStack.missed }, null, 2)}\n`);
+    return;
+  }
+  // The edge runs its bundle, as under `npm start`.
+  await buildRuntime();
   if (spawnSync('wrk', ['--version']).error) throw new Error('wrk is not installed: apt-get install -y wrk, then run the benchmark again.');
   const method = `wrk -t2 -c${CONNECTIONS}, ${ROUNDS} rounds of ${DURATION_S} s, each path right after its reference; medians of the rounds' ratios.`;
   console.log(`Benchmark: ${method}\n`);
@@ -165,7 +200,7 @@ wrk.headers["Content-Type"] = "application/json"
 
     console.log('\n| path | req/s (median) | p50 ms | p99 ms | max ms | reference | its req/s | ratio | target |');
     console.log('|---|---|---|---|---|---|---|---|---|');
-    const missed: string[] = [];
+    const missed: string[] = [...memoryOfStack.missed];
     const report = measured.map((p) => {
       const { own, reference } = runs.get(p)!;
       const row: Row & { p50_ms: number; max_ms: number; reference_rps?: number; target?: number } = {
@@ -239,7 +274,7 @@ wrk.headers["Content-Type"] = "application/json"
     console.log(missed.length ? `\nTargets missed:\n- ${missed.join('\n- ')}` : '\nEvery target met.');
     if (JSON_FILE) {
       const run = { at: new Date().toISOString(), method, wrk_seconds: DURATION_S, rounds: ROUNDS, connections: CONNECTIONS };
-      writeFileSync(JSON_FILE, `${JSON.stringify({ ...run, paths: report, windows, memory, sql: [...sql, history], missed }, null, 2)}\n`);
+      writeFileSync(JSON_FILE, `${JSON.stringify({ ...run, paths: report, windows, memory, footprint: memoryOfStack.report, sql: [...sql, history], missed }, null, 2)}\n`);
       console.log(`Wrote the report to ${JSON_FILE}.`);
     }
     if (WRITE_DOCS) writeDocsTable(report, method);

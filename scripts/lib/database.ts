@@ -200,7 +200,8 @@ export async function openDatabase(cfg: Config, log: Log, supervise: Supervise):
         password: cfg.POSTGRES_PASSWORD,
         authMethod: 'scram-sha-256',
         persistent: true,
-        createPostgresUser: true,
+        // Only root needs (and can make) the `postgres` user; anyone else runs initdb as themselves.
+        createPostgresUser: process.getuid?.() === 0,
         initdbFlags: ['--encoding=UTF8', '--locale=C'],
         onLog: () => {},
         onError: (message) => log(`[initdb] ${String(message).trim()}`),

@@ -4,6 +4,7 @@
 import path from 'node:path';
 import { ROOT_DIR, type Config } from './config.ts';
 import { runNodeLogged, startChild, waitUntil, type Child, type Log } from './processes.ts';
+import { freshBundle, RUNTIME_PROGRAMS } from './runtime-build.ts';
 
 /**
  * The edge's V8 heap, bounded: its live data is a few tens of MiB, and without a bound V8 lets the heap
@@ -35,7 +36,9 @@ export async function startEdge(cfg: Config, log: Log): Promise<Child> {
     ...(cfg.logOrigin ? { LOG_ORIGIN: cfg.logOrigin } : {}),
     ...cfg.edgeTunables,
   };
-  const child = startChild('edge', process.execPath, [...EDGE_NODE_FLAGS, path.join(ROOT_DIR, 'edge', 'server.ts')], { cwd: ROOT_DIR, env, log });
+  // Its bundle when that is up to date with the sources; otherwise the source itself, never stale code.
+  const program = freshBundle('edge') ?? path.join(ROOT_DIR, RUNTIME_PROGRAMS.edge);
+  const child = startChild('edge', process.execPath, [...EDGE_NODE_FLAGS, program], { cwd: ROOT_DIR, env, log });
   // The agent card needs no upstream, so readiness does not depend on (or pre-fill a cache from)
   // an API host that may not be listening yet.
   await waitUntil('edge', async () => (await fetch(`http://${cfg.bindHost}:${cfg.edgePort}/.well-known/agent-card.json`)).ok, 20_000, child);

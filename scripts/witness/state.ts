@@ -2,12 +2,13 @@
 // the state directory (named by the SHA-256 of the origin, so any origin makes a safe file name).
 // A new state is written to a temporary file, flushed, and renamed over the old one, and the
 // directory is flushed too, so a crash leaves the old state or the new one, never a mix. One
-// witness process owns a state directory at a time (a lock file holds its pid).
+// witness process owns a state directory at a time (see lock.ts).
 import { createHash, randomBytes } from 'node:crypto';
 import { closeSync, fsyncSync, mkdirSync, openSync, readFileSync, renameSync, rmSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
 import { base64 } from '../../contract/log-key.ts';
 import { decodeBase64 } from '../../contract/tlog/vkey.ts';
+import { lockDir, type DirLock } from './lock.ts';
 
 export interface LogState {
   origin: string;
@@ -19,52 +20,26 @@ export interface LogState {
   cosignedAt: number;
 }
 
-export class StateDirError extends Error {}
-
-const LOCK_FILE = 'witness.lock';
-
-function alive(pid: number): boolean {
-  try {
-    process.kill(pid, 0);
-    return true;
-  } catch (error) {
-    return (error as NodeJS.ErrnoException).code === 'EPERM';
-  }
-}
-
 export class StateStore {
   readonly dir: string;
+  private readonly lock: DirLock;
   private readonly states = new Map<string, LogState | undefined>();
   private readonly queues = new Map<string, Promise<unknown>>();
 
-  private constructor(dir: string) {
+  private constructor(dir: string, lock: DirLock) {
     this.dir = dir;
+    this.lock = lock;
   }
 
-  /** Opens (creating) the directory and takes its lock; throws StateDirError when another live witness holds it. */
+  /** Opens (creating) the directory and takes its lock; throws StateDirError when another witness holds it. */
   static open(dir: string): StateStore {
     mkdirSync(dir, { recursive: true, mode: 0o700 });
-    const lock = path.join(dir, LOCK_FILE);
-    for (let attempt = 0; ; attempt++) {
-      try {
-        writeFileSync(lock, `${process.pid}\n`, { flag: 'wx', mode: 0o600 });
-        break;
-      } catch (error) {
-        if ((error as NodeJS.ErrnoException).code !== 'EEXIST') throw new StateDirError(`cannot lock the state directory ${dir}: ${(error as Error).message}`);
-        const holder = Number(readFileSync(lock, 'utf8').trim());
-        if (attempt > 0 || (Number.isInteger(holder) && holder > 0 && alive(holder))) {
-          throw new StateDirError(`another witness (pid ${holder}) uses the state directory ${dir}`);
-        }
-        // Left by a witness that was killed outright.
-        rmSync(lock, { force: true });
-      }
-    }
-    return new StateStore(dir);
+    return new StateStore(dir, lockDir(dir));
   }
 
   /** Lets the next witness take the directory. */
   close(): void {
-    rmSync(path.join(this.dir, LOCK_FILE), { force: true });
+    this.lock.release();
   }
 
   private fileOf(origin: string): string {

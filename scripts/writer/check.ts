@@ -96,10 +96,9 @@ export async function runCheck(source: PolymarketSource, now: Date, log: Logger)
   if (source.usesChain && Math.abs(clobCash - capital.cash_usd) > Math.max(1, 0.01 * capital.cash_usd)) {
     flags.push(`the CLOB reports ${money(clobCash)} of cash, the chain ${money(capital.cash_usd)}: the chain's figure is published`);
   }
-  if (!capital.positionsComplete) flags.push('more positions than the Data API pages through: the count stops there');
 
   const start = Math.floor((midnightMs(today) - DAY_MS) / 1000);
-  const flows = await client.activity(start, start + DAY_MS / 1000);
+  const flows = await client.data.activity(start, start + DAY_MS / 1000);
   const summary = tradingCost({ cash: 0, inventory: 0 }, { cash: 0, inventory: 0 }, flows);
   const unknown = summary.kind === 'provisional' ? summary.unknownTypes : [];
   if (unknown.length > 0) flags.push(`activity whose effect on cash the writer cannot tell (${unknown.join(', ')}): the trading cost of such a day is held back`);

@@ -16,22 +16,13 @@ import { API_PATHS, contentDigest, logOrigin, publicUrls, SITE_PATHS, skillPath 
 import { MCP_SERVER_NAME, MCP_SERVER_VERSION } from '../../contract/mcp.ts';
 import { mcpCardFacts, type McpCardFacts } from './mcp-card.ts';
 import { contractSchemas } from './schemas.ts';
-import { citeSentence, DEMO_RULE, FIGURES_LICENSE, RULES, verification } from '../../contract/texts/rules.ts';
+import { citeSentence, DEMO_RULE, FIGURES_LICENSE, PRIVACY, RULES, verification } from '../../contract/texts/rules.ts';
 import { noteVerifierKey } from '../../contract/log-key.ts';
+import { verifierScript } from './verifier.ts';
 
 const ROOT_DIR = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '../..');
 
 export const DOCUMENTS_DIR = path.join(ROOT_DIR, 'site', 'documents');
-/** The verifier, served as it is but for its default site, which becomes this one. */
-const VERIFIER_SOURCE = path.join(ROOT_DIR, 'scripts', 'verify.ts');
-const VERIFIER_DEFAULT_SITE = /^const DEFAULT_SITE = '[^']*';$/m;
-
-function verifierFor(siteUrl: string): string {
-  const source = readFileSync(VERIFIER_SOURCE, 'utf8');
-  if (!VERIFIER_DEFAULT_SITE.test(source)) throw new Error('scripts/verify.ts no longer declares its DEFAULT_SITE: the served copy could not name this site.');
-  return source.replace(VERIFIER_DEFAULT_SITE, `const DEFAULT_SITE = '${siteUrl}';`);
-}
-
 /** The policy's last-updated date unless POLICY_UPDATED says otherwise; bump it when auth.md changes. */
 export const DEFAULT_POLICY_UPDATED = '2026-11-22';
 /** Content Signals (contentsignals.org) for every robots.txt group: be found and quoted, not trained on. */
@@ -106,6 +97,8 @@ export function templateVars(cfg: DocumentsConfig, policyUpdated: string, logVer
     RULE_DATES: RULES.dates,
     RULE_DISCLAIMER: RULES.disclaimer,
     RULE_POLLING: RULES.polling,
+    RULE_SUMS_FOOT: RULES.sums_foot,
+    PRIVACY,
     RULE_CITE: citeSentence(cfg),
     RULE_DEMO: DEMO_RULE,
     VERIFY_SIGNED: verify.signed,
@@ -189,7 +182,7 @@ export async function renderSiteDocuments(cfg: DocumentsConfig, outDir: string, 
   files.set(fileOf(SITE_PATHS.OPENAPI), json(hostDocument(openapi, urls.API_URL, { title: 'Public Stats Service: API host', keyless: false })));
   files.set(fileOf(SITE_PATHS.OPENAPI_KEYLESS), json(hostDocument(openapi, urls.SITE_URL, { title: 'Public Stats Service: keyless site endpoints', keyless: true })));
   files.set(fileOf(SITE_PATHS.REDOC_BUNDLE), redocBundle());
-  files.set(fileOf(SITE_PATHS.LOG_VERIFIER), verifierFor(cfg.siteUrl));
+  files.set(fileOf(SITE_PATHS.LOG_VERIFIER), await verifierScript(cfg.siteUrl));
   // RFC 9728 wants `resource` to be the origin the metadata URL came from: each host describes itself.
   files.set(fileOf(SITE_PATHS.PRM), json(jsonTemplate('well-known/oauth-protected-resource.json', { ...vars, RESOURCE: urls.SITE_URL })));
   files.set(API_HOST_DOCUMENTS[0]!.file, json(jsonTemplate('well-known/oauth-protected-resource.json', { ...vars, RESOURCE: urls.API_URL })));

@@ -102,7 +102,7 @@ describe('configuration', () => {
     // The default addresses, in the README's table and the verifier's help.
     expect(readme).toContain(`| API host \`{api_url}\` | ${defaults.get('API_URL')} |`);
     expect(readme).toContain(`| site host \`{base_url}\` | ${defaults.get('SITE_URL')} |`);
-    const verifyHelp = spawnSync(process.execPath, [path.join(ROOT_DIR, 'scripts/verify.ts'), '--help'], { encoding: 'utf8' }).stdout;
+    const verifyHelp = spawnSync(process.execPath, [path.join(ROOT_DIR, 'scripts/verify/cli.ts'), '--help'], { encoding: 'utf8' }).stdout;
     expect(verifyHelp).toContain(`(default ${defaults.get('SITE_URL')})`);
   });
 });

@@ -15,7 +15,7 @@ import { API_HOST_DOCUMENTS, STATIC_DOCUMENTS } from '../../contract/documents.t
 import { SITE_PATHS } from '../../contract/paths.ts';
 import { mcpServerName, policyUpdatedDate, renderSiteDocuments, type DocumentsConfig } from '../../site/render/render.ts';
 import { fillText } from '../../site/render/templates.ts';
-import { DEMO_RULE, GROSS_FIELDS, RULES } from '../../contract/texts/rules.ts';
+import { DEMO_RULE, GROSS_FIELDS, PRIVACY, RULES } from '../../contract/texts/rules.ts';
 
 const SITE = 'https://stats.example.org';
 const API = 'https://api.stats.example.org';
@@ -76,9 +76,19 @@ describe('renderSiteDocuments', () => {
     const openapiDescription = (JSON.parse(read('openapi.json')) as { info: { description: string } }).info.description;
     for (const [name, text] of [['auth.md', read('auth.md')], ['llms.txt', read('llms.txt')],
       ['report-public-stats skill', read('.well-known/agent-skills/report-public-stats/SKILL.md')], ['openapi.json', openapiDescription]]) {
-      for (const rule of [RULES.gross_not_profit, RULES.accrual_is_estimate, RULES.no_annualising, DEMO_RULE]) expect(text, name).toContain(rule);
+      for (const rule of [RULES.gross_not_profit, RULES.accrual_is_estimate, RULES.no_annualising, RULES.sums_foot, DEMO_RULE]) expect(text, name).toContain(rule);
     }
     for (const field of GROSS_FIELDS) expect(RULES.gross_not_profit).toContain(field);
+  });
+
+  it('says what the figures let anyone find out wherever privacy is promised, the README included', () => {
+    const read = (f: string) => readFileSync(path.join(dir, 'a', f), 'utf8');
+    const openapiDescription = (JSON.parse(read('openapi.json')) as { info: { description: string } }).info.description;
+    const readme = readFileSync('README.md', 'utf8').replace(/\s+/g, ' ');
+    for (const [name, text] of [['auth.md', read('auth.md')], ['llms.txt', read('llms.txt')], ['README.md', readme],
+      ['report-public-stats skill', read('.well-known/agent-skills/report-public-stats/SKILL.md')], ['openapi.json', openapiDescription]]) {
+      expect(text, name).toContain(PRIVACY);
+    }
   });
 
   it('publishes the key and the policy date, never the private signing key', () => {

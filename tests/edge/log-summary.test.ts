@@ -22,11 +22,11 @@ const NOT_LOGGED = '3 nights not logged yet; a night is logged once final, three
 const NO_GAPS = 'No gaps: every date from 2025-03-01 to 2025-03-17 has a figure.';
 const FURTHER_HTML = [
   '<p>The technical detail, from the signed checkpoints to a receipt per night, is on <a href="/log/">the log&#39;s page</a>.</p>',
-  '<p>Check it all yourself: download <a href="/log/verify.ts">the verifier</a> and run <code>node verify.ts --site https://stats.example.org --state verify-state.json</code>.</p>',
+  '<p>Check it all yourself: download <a href="/log/verify.mjs">the verifier</a> and run <code>node verify.mjs --site https://stats.example.org --state verify-state.json</code>.</p>',
 ];
 const FURTHER_MARKDOWN = [
   "The technical detail, from the signed checkpoints to a receipt per night, is on [the log's page](https://stats.example.org/log/).",
-  'Check it all yourself: download [the verifier](https://stats.example.org/log/verify.ts) and run `node verify.ts --site https://stats.example.org --state verify-state.json`.',
+  'Check it all yourself: download [the verifier](https://stats.example.org/log/verify.mjs) and run `node verify.mjs --site https://stats.example.org --state verify-state.json`.',
 ];
 
 const upstreamOf = (history: HistoryRecord, log: () => Promise<LogRecord>): Upstream => ({

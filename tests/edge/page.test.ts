@@ -12,6 +12,8 @@ import { wcagViolations } from '../support/axe.ts';
 import { startTestStack, type TestStack } from '../support/stack.ts';
 import { SITE_DOCUMENTS } from '../../contract/documents.ts';
 import { SITE_PATHS } from '../../contract/paths.ts';
+import { PRIVACY } from '../../contract/texts/rules.ts';
+import { esc } from '../../edge/page/escape.ts';
 
 const OUT_DIR = path.join(ROOT_DIR, 'test-output', 'edge');
 /** Every titled row of the documents table is linked from the page. */
@@ -162,7 +164,7 @@ describe("the page's account of the log", () => {
         expect(facts[0]).toBe(kind === 'demo'
           ? `${logged} nights logged, ${logged} of them not witnessed: nobody else holds these checkpoints.`
           : 'No night logged yet; the log is not witnessed: nobody else would hold its checkpoints.');
-        expect(await section.locator('code').innerText()).toBe(`node verify.ts --site ${siteUrl} --state verify-state.json`);
+        expect(await section.locator('code').innerText()).toBe(`node verify.mjs --site ${siteUrl} --state verify-state.json`);
         await section.screenshot({ path: path.join(OUT_DIR, `verify-${kind}.png`) });
         const links = await section.locator('a').evaluateAll((as) => as.map((a) => a.getAttribute('href')));
         expect(links).toEqual(kind === 'demo' ? [SITE_PATHS.LOG_DEMO, SITE_PATHS.LOG_VERIFIER] : [SITE_PATHS.LOG_VERIFIER]);
@@ -273,6 +275,15 @@ describe('WebMCP on the page', () => {
     } finally {
       await context.close();
     }
+  });
+});
+
+describe('what the page promises', () => {
+  it('says in HTML and Markdown what the figures let anyone find out, beside the privacy promise', async () => {
+    const html = await (await fetch(`${imported.cfg.siteUrl}/`, { headers: { accept: 'text/html' } })).text();
+    expect(html).toContain(esc(PRIVACY));
+    const markdown = await (await fetch(`${imported.cfg.siteUrl}/`, { headers: { accept: 'text/markdown' } })).text();
+    expect(markdown).toContain(PRIVACY);
   });
 });
 

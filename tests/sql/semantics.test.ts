@@ -91,19 +91,34 @@ describe('nightly payouts', () => {
     expect(r.last_night_date).toBe('2026-03-09');
   });
 
-  it('rounds once, after summing, half away from zero', async () => {
+  it('rounds each night once, half away from zero, and totals the nights as published', async () => {
     const r = await inRollback(async (c) => {
       await payouts(c, [['2026-03-08', '0.004'], ['2026-03-09', '0.004'], ['2026-03-10', '10.005']]);
       return statsAt(c);
     });
-    expect(r.last_night_usd).toBe(10.01);
-    expect(r.daily[0].usd).toBe(0);
-    expect(r.total_usd).toBe(10.01); // 10.013 → 10.01; summing rounded nights would also give 10.01 …
+    expect(r.last_night_usd).toBe(10.01); // 10.005 → 10.01, half away from zero
+    expect(r.daily.map((d: { usd: number }) => d.usd)).toEqual([0, 0, 10.01]);
+    expect(r.total_usd).toBe(10.01);
+    // Where summing first and rounding once would differ: 0.008 would round to 0.01, but the nights
+    // as published are 0 and 0, and the total foots with them.
     const s = await inRollback(async (c) => {
       await payouts(c, [['2026-03-08', '0.004'], ['2026-03-09', '0.004']]);
       return statsAt(c);
     });
-    expect(s.total_usd).toBe(0.01); // … but here it shows the difference: 0.008 → 0.01, not 0 + 0
+    expect(s.total_usd).toBe(0);
+    // 1,000 nights of 0.125 (published 0.13 each): the full-precision sum would say 125.00.
+    const many = await inRollback(async (c) => {
+      await c.query(`insert into stats.payout (date, usd, updated_at)
+        select d::date, 0.125, d from generate_series('2023-06-14'::timestamptz, '2026-03-09', interval '1 day') d`);
+      return { stats: await statsAt(c), history: (await c.query('select stats.history_at($1) as r', [NOW])).rows[0].r };
+    });
+    const nightsPublished = many.history.nights as { usd: number; total_usd: number }[];
+    expect(nightsPublished).toHaveLength(1000);
+    expect(many.stats.total_usd).toBe(130);
+    expect(nightsPublished.at(-1)!.total_usd).toBe(130);
+    expect(nightsPublished.reduce((cents, n) => cents + Math.round(n.usd * 100), 0)).toBe(13000);
+    // Every running total foots with the nights before it.
+    nightsPublished.forEach((n, i) => expect(n.total_usd).toBe((i + 1) * 13 / 100));
   });
 
   it('counts totals from the configured since_date', async () => {
@@ -207,6 +222,21 @@ describe('trailing returns', () => {
       gross_yield_pct: 9.75, // 195 / 2000 * 100
       net_yield_pct: 7.25, // 145 / 2000 * 100
     });
+  });
+
+  it('sums the nights as published, so rewards, costs and net foot with the history', async () => {
+    const r = await inRollback(async (c) => {
+      // 15 nights of 0.125 (published 0.13 each) and 10 costs of 0.005 (published 0.01 each): summed
+      // at full precision they would be 1.88 and 0.05.
+      for (const [date] of nights('2026-03-10', 15)) await c.query('insert into stats.payout (date, usd, updated_at) values ($1, 0.125, $2)', [date, `${date}T00:05:00Z`]);
+      for (const [date] of nights('2026-03-10', 10)) await c.query('insert into stats.trading_cost (date, usd) values ($1, 0.005)', [date]);
+      await c.query(`insert into stats.capital values ('2026-03-10T06:00:00Z', 99.996, 0, 1)`);
+      return statsAt(c);
+    });
+    expect(r.returns).toMatchObject({ rewards_usd: 1.95, trading_costs_usd: 0.1, net_usd: 1.85 });
+    expect(r.returns.rewards_vs_costs).toBe(19.5); // 1.95 / 0.10
+    expect(r.returns.gross_yield_pct).toBe(1.95); // 1.95 / 100.00 (the base in cents) * 100
+    expect(r.returns.net_yield_pct).toBe(1.85);
   });
 
   it('follows window_days, and falls back to the latest snapshot when no window day has one', async () => {

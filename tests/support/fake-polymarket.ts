@@ -1,6 +1,6 @@
-// A local fake of Polymarket's CLOB, its Data API and a Polygon JSON-RPC node, for the writer's tests.
-// It is built from the public API reference (each rule names its page), never from the writer's own
-// reading: the account is held as raw facts (per-market earnings, orders, trades, positions,
+// A local fake of Polymarket's CLOB, its Data API (v2, in fake-data-api.ts) and a Polygon JSON-RPC node,
+// for the writer's tests. It is built from the public API reference (each rule names its page), never
+// from the writer's own reading: the account is held as raw facts (per-market earnings, orders, trades, positions,
 // activity, balances) and every route derives its answer from them the way the documentation says.
 //
 // Control API:
@@ -17,6 +17,7 @@
 import { createHmac, randomBytes, randomUUID } from 'node:crypto';
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
 import type { AddressInfo } from 'node:net';
+import { dataApi, round6, type ActivityRow, type Position } from './fake-data-api.ts';
 
 /** One market's reward earnings of one activity day in one asset (what /rewards/user lists per row). */
 export interface Earning {
@@ -43,21 +44,6 @@ export interface Trade {
   price: string; status: string; match_time: string; last_update: string; outcome: string; bucket_index: number; owner: string;
   maker_address: string; transaction_hash: string; trader_side: 'TAKER' | 'MAKER';
   maker_orders: { order_id: string; owner: string; maker_address: string; matched_amount: string; price: string; fee_rate_bps: string; asset_id: string; outcome: string; side: string }[];
-}
-
-/** A position as GET /positions returns it (https://docs.polymarket.com/api-reference/core/get-current-positions-for-a-user). */
-export interface Position {
-  proxyWallet: string; asset: string; conditionId: string; size: number; avgPrice: number; initialValue: number; currentValue: number;
-  cashPnl: number; percentPnl: number; totalBought: number; realizedPnl: number; percentRealizedPnl: number; curPrice: number;
-  redeemable: boolean; mergeable: boolean; title: string; slug: string; icon: string; eventSlug: string; outcome: string;
-  outcomeIndex: number; oppositeOutcome: string; oppositeAsset: string; endDate: string; negativeRisk: boolean;
-}
-
-/** An activity row as GET /activity returns it (https://docs.polymarket.com/api-reference/core/get-user-activity). */
-export interface ActivityRow {
-  proxyWallet: string; timestamp: number; conditionId: string; type: string; size: number; usdcSize: number; transactionHash: string;
-  price: number; asset: string; side: string; outcomeIndex: number; title: string; slug: string; icon: string; eventSlug: string;
-  outcome: string; name: string; pseudonym: string; bio: string; profileImage: string; profileImageOptimized: string;
 }
 
 export interface FakeAccount {
@@ -103,12 +89,6 @@ const ORDER_ROUTES = new Set(['/data/orders', '/data/trades', '/trades']);
  * answers to another is not documented: by default this fake answers 400, as to any value outside a
  * parameter's documented options (a named choice; `rewardsSignatureTypes` widens the list). */
 const DOCUMENTED_REWARDS_SIGNATURE_TYPES = [0, 1, 2];
-/** Activity types the feed returns only when `type` names them: "TIP is opt-in: it is never in the
- * default set" (https://docs.polymarket.com/api-reference/feeds/list-account-activity, the v2 feed).
- * The page of the v1 /activity this fake serves does not say; applying the feed's rule to it is this
- * fake's named choice, the stricter one for a client (a tip is only seen when asked for). A TIP row
- * carries its amount in `size` and its direction in `side` (IN or OUT), as that page says. */
-const OPT_IN_ACTIVITY = new Set(['TIP']);
 /** Routes that need L2 headers (https://docs.polymarket.com/api-reference/authentication). */
 const PRIVATE = new Set(['/rewards/user', '/rewards/user/total', '/balance-allowance', '/balance-allowance/update', '/data/orders', '/data/trades', '/trades']);
 
@@ -197,7 +177,7 @@ export class FakePolymarket {
       if (problem) return send(401, { error: 'Unauthorized/Invalid api key' });
     }
     try {
-      const answer = this.route(url.pathname, query);
+      const answer = this.route(url.pathname, query) ?? dataApi(url.pathname, query, this.account, this.nowSeconds());
       return answer === undefined ? send(404, { error: 'not found' }) : send(answer.status ?? 200, answer.body);
     } catch (error) {
       return send(400, { error: (error as Error).message });
@@ -302,44 +282,6 @@ export class FakePolymarket {
         return { body: paged(a.trades.filter((t) => ofMaker(t) && Number(t.match_time) > after && Number(t.match_time) < before), q.next_cursor, 100) };
       }
 
-      // https://docs.polymarket.com/api-reference/core/get-total-value-of-a-users-positions
-      case '/value': {
-        const user = requiredUser(q.user);
-        const value = user === a.funder.toLowerCase() ? a.positions.reduce((s, p) => s + p.currentValue, 0) : 0;
-        return { body: [{ user, value: round6(value) }] };
-      }
-
-      // https://docs.polymarket.com/api-reference/core/get-current-positions-for-a-user: limit ≤ 500
-      // (default 100), offset ≤ 10000, sizeThreshold default 1.
-      case '/positions': {
-        const user = requiredUser(q.user);
-        const { limit, offset } = window(q, 100, 500, 10_000);
-        const threshold = q.sizeThreshold === undefined ? 1 : Number(q.sizeThreshold);
-        const rows = user === a.funder.toLowerCase() ? a.positions.filter((p) => p.size >= threshold) : [];
-        return { body: rows.slice(offset, offset + limit) };
-      }
-
-      // https://docs.polymarket.com/api-reference/core/get-user-activity: limit "max 500" (default 100;
-      // https://docs.polymarket.com/developers/misc-endpoints/data-api-activity: "Max number of trades to
-      // return (default 100, max 500)"), read here as a cap a larger limit is clamped to (a named choice);
-      // offset ≤ 5000 (400 beyond), start/end in Unix seconds, TIMESTAMP sort DESC by default,
-      // excludeDepositsWithdrawals defaulting to true even when `type` names DEPOSIT or WITHDRAWAL, and
-      // TIP rows only when `type` names TIP.
-      case '/activity': {
-        const user = requiredUser(q.user);
-        const { limit, offset } = window(q.limit === undefined ? q : { ...q, limit: String(Math.min(500, Number(q.limit))) }, 100, 500, 5000);
-        const types = q.type ? new Set(q.type.split(',')) : undefined;
-        const exclude = q.excludeDepositsWithdrawals !== 'false';
-        const start = q.start ? Number(q.start) : -Infinity;
-        const end = q.end ? Number(q.end) : Infinity;
-        const rows = (user === a.funder.toLowerCase() ? a.activity : [])
-          .filter((r) => (types ? types.has(r.type) : !OPT_IN_ACTIVITY.has(r.type)) && !(exclude && (r.type === 'DEPOSIT' || r.type === 'WITHDRAWAL')))
-          .filter((r) => r.timestamp >= start && r.timestamp <= end);
-        const key = q.sortBy === 'CASH' ? (r: ActivityRow) => r.usdcSize : q.sortBy === 'TOKENS' ? (r: ActivityRow) => r.size : (r: ActivityRow) => r.timestamp;
-        const sign = q.sortDirection === 'ASC' ? 1 : -1;
-        rows.sort((x, y) => sign * (key(x) - key(y)));
-        return { body: rows.slice(offset, offset + limit) };
-      }
       default: return undefined;
     }
   }
@@ -365,25 +307,10 @@ function paged<T>(rows: T[], cursor: string | undefined, size: number) {
   return { limit: size, count: data.length, next_cursor: offset + size < rows.length ? cursorFor(offset + size) : END, data };
 }
 
-function window(q: Record<string, string>, fallback: number, maxLimit: number, maxOffset: number) {
-  const limit = q.limit === undefined ? fallback : Number(q.limit);
-  const offset = q.offset === undefined ? 0 : Number(q.offset);
-  if (!Number.isInteger(limit) || limit < 0 || limit > maxLimit) throw new Error(`limit must be between 0 and ${maxLimit}`);
-  if (!Number.isInteger(offset) || offset < 0 || offset > maxOffset) throw new Error(`offset must be between 0 and ${maxOffset}`);
-  return { limit, offset };
-}
-
 function requiredDate(value: string | undefined): string {
   if (!value || !/^\d{4}-\d{2}-\d{2}$/.test(value)) throw new Error('date is required (YYYY-MM-DD)');
   return value;
 }
-
-function requiredUser(value: string | undefined): string {
-  if (!value || !/^0x[0-9a-fA-F]{40}$/.test(value)) throw new Error('user is required (0x-prefixed, 40 hex)');
-  return value.toLowerCase();
-}
-
-const round6 = (n: number) => Math.round(n * 1e6) / 1e6;
 
 /**
  * An account of its own: fresh credentials in the shapes Polymarket issues them (a UUID key, a
@@ -430,12 +357,13 @@ export function earning(day: string, n: number, earnings: number, { asset = PUSD
   return { day, condition_id: conditionId(n), asset_address: asset, earnings, asset_rate: rate, sponsored };
 }
 
-export function activity(fields: Partial<ActivityRow> & Pick<ActivityRow, 'type' | 'timestamp' | 'usdcSize'>, account: Pick<FakeAccount, 'funder'>): ActivityRow {
+/** An activity row of the account; `size` is `usdc_size` unless told otherwise (a tip's amount is its `size`). */
+export function activity(fields: Partial<ActivityRow> & Pick<ActivityRow, 'type' | 'timestamp' | 'usdc_size'>, account: Pick<FakeAccount, 'funder'>): ActivityRow {
   serial++;
   return {
-    proxyWallet: account.funder, conditionId: '', size: fields.usdcSize, transactionHash: hex(0xabc00000 + serial, 64), price: 1, asset: '',
-    side: '', outcomeIndex: 0, title: '', slug: '', icon: '', eventSlug: '', outcome: '', name: 'maker', pseudonym: 'Quiet-Maker', bio: '',
-    profileImage: '', profileImageOptimized: '', ...fields,
+    proxy_wallet: account.funder, condition_id: '', size: fields.usdc_size, transaction_hash: hex(0xabc00000 + serial, 64), price: 0, token_id: '',
+    side: '', outcome_index: 999, title: '', slug: '', icon: '', event_slug: '', outcome: '', name: 'maker', pseudonym: 'Quiet-Maker', bio: '',
+    profile_image: '', profile_image_optimized: '', ...fields,
   };
 }
 
@@ -461,11 +389,18 @@ export function trade(market: string, side: 'MAKER' | 'TAKER', matchTime: number
   };
 }
 
-export function position(n: number, size: number, currentValue: number, account: Pick<FakeAccount, 'funder'>): Position {
+/** The account's position in market n: `size` shares worth `currentValue`, bought at 0.5 a share. */
+export function position(n: number, size: number, currentValue: number, account: Pick<FakeAccount, 'funder'>, status: 'OPEN' | 'REDEEMABLE' | 'CLOSED' = 'OPEN'): Position {
+  const entry = size / 2;
+  const percent = entry > 0 ? ((currentValue - entry) / entry) * 100 : 0;
+  const tokenId = (side: number) => `${side}${String(n).padStart(20, '0')}`;
   return {
-    proxyWallet: account.funder, asset: String(2e20 + n), conditionId: conditionId(n), size, avgPrice: 0.5, initialValue: size / 2,
-    currentValue, cashPnl: 0, percentPnl: 0, totalBought: size, realizedPnl: 0, percentRealizedPnl: 0, curPrice: currentValue / size,
-    redeemable: false, mergeable: false, title: `Market ${n}`, slug: `market-${n}`, icon: '', eventSlug: `event-${n}`, outcome: 'Yes',
-    outcomeIndex: 0, oppositeOutcome: 'No', oppositeAsset: String(3e20 + n), endDate: '2027-01-01', negativeRisk: false,
+    proxy_wallet: account.funder, token_id: tokenId(2), condition_id: conditionId(n), current_size: size, avg_price: 0.5,
+    entry_cost_usdc: entry, entry_fees_usdc: 0, total_cost_usdc: entry, current_price: size > 0 ? currentValue / size : 0, current_value: currentValue,
+    total_size: size, realized_pnl: 0, unrealized_pnl: currentValue - entry, total_pnl: currentValue - entry, percent_pnl: percent,
+    percent_realized_pnl: percent, status, redeemable: status === 'REDEEMABLE', mergeable: false, negative_risk: false,
+    archived: false, title: `Market ${n}`, slug: `market-${n}`, icon: '', event_id: String(n), event_slug: `event-${n}`, outcome: 'Yes', outcome_index: 0,
+    opposite_outcome: 'No', opposite_token_id: tokenId(3), end_date: '2027-01-01', last_event_at: 1_700_000_000, first_entry_at: 1_700_000_000,
+    name: 'maker', profile_image: '', verified: false,
   };
 }

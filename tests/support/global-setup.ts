@@ -1,5 +1,6 @@
 // One shared stack (empty database) for the whole test run; files that stop parts of a stack start their own.
 import type { TestProject } from 'vitest/node';
+import { buildRuntime } from '../../scripts/lib/runtime-build.ts';
 import { startTestStack } from './stack.ts';
 
 export interface SharedStack {
@@ -19,6 +20,8 @@ declare module 'vitest' {
 }
 
 export default async function setup(project: TestProject) {
+  // The stacks run the edge's bundle, as `npm start` does, made from the sources under test.
+  await buildRuntime();
   const stack = await startTestStack();
   const { cfg } = stack;
   project.provide('stack', {

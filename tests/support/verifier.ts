@@ -1,11 +1,14 @@
 // Keys, signed notes and cosignatures made in the tests with Node's crypto, written from the texts of
 // https://c2sp.org/signed-note and https://c2sp.org/tlog-cosignature rather than from the verifier,
-// and the verifier run as its users run it.
+// and the verifier run as its users run it: the one file the site serves, downloaded, run with node.
 import { execFile } from 'node:child_process';
 import { createHash, generateKeyPairSync, sign, type KeyObject } from 'node:crypto';
+import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { promisify } from 'node:util';
-import { ROOT_DIR } from '../../scripts/lib/config.ts';
+import { SITE_PATHS } from '../../contract/paths.ts';
+import { verifierScript } from '../../site/render/verifier.ts';
 
 export interface TestKey { name: string; id: Buffer; raw: Buffer; privateKey: KeyObject; vkey: string }
 
@@ -31,8 +34,40 @@ export function cosignature(body: string, witness: TestKey, time: number): strin
 
 const run = promisify(execFile);
 
-/** `npm run verify -- ...args`: its exit status, stdout and stderr. */
-export const verify = (...args: string[]) => run(process.execPath, [path.join(ROOT_DIR, 'scripts', 'verify.ts'), ...args]).then(
-  ({ stdout }) => ({ code: 0, stdout, stderr: '' }),
-  (error: { code: number; stdout: string; stderr: string }) => ({ code: error.code, stdout: error.stdout, stderr: error.stderr }),
-);
+/** Where the served copies are kept while the tests run, one per site. */
+const copiesDir = mkdtempSync(path.join(tmpdir(), 'verify-served-'));
+process.on('exit', () => rmSync(copiesDir, { recursive: true, force: true }));
+const copies = new Map<string, Promise<string>>();
+/** A site for a run that checks none (a receipt offline): the build still names one. */
+const NO_SITE = 'https://verifier.invalid';
+
+/** The verifier the site serves, downloaded once; for a run offline, as the site's build makes it. */
+function servedVerifier(site: string | undefined): Promise<string> {
+  let copy = copies.get(site ?? NO_SITE);
+  if (!copy) {
+    copy = (async () => {
+      let script: string;
+      if (site) {
+        const answer = await fetch(site + SITE_PATHS.LOG_VERIFIER);
+        if (!answer.ok) throw new Error(`${site}${SITE_PATHS.LOG_VERIFIER} answered HTTP ${answer.status}`);
+        script = await answer.text();
+      } else {
+        script = await verifierScript(NO_SITE);
+      }
+      const file = path.join(mkdtempSync(path.join(copiesDir, 'site-')), path.basename(SITE_PATHS.LOG_VERIFIER));
+      writeFileSync(file, script);
+      return file;
+    })();
+    copies.set(site ?? NO_SITE, copy);
+  }
+  return copy;
+}
+
+/** `node verify.mjs ...args` with the served verifier: its exit status, stdout and stderr. */
+export async function verify(...args: string[]): Promise<{ code: number; stdout: string; stderr: string }> {
+  const site = args.includes('--site') ? args[args.indexOf('--site') + 1] : undefined;
+  return run(process.execPath, [await servedVerifier(site), ...args]).then(
+    ({ stdout }) => ({ code: 0, stdout, stderr: '' }),
+    (error: { code: number; stdout: string; stderr: string }) => ({ code: error.code, stdout: error.stdout, stderr: error.stderr }),
+  );
+}

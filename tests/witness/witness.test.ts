@@ -1,10 +1,13 @@
 // `npm run witness` as a real process: its key file, every answer tlog-witness names for
 // add-checkpoint, its state across a restart, racing requests, bad usage and a clean stop.
-import { existsSync, mkdirSync, mkdtempSync, readFileSync, readdirSync, rmSync, statSync, writeFileSync } from 'node:fs';
+import { mkdirSync, mkdtempSync, readFileSync, readdirSync, rmSync, statSync, writeFileSync } from 'node:fs';
+import { spawn, type ChildProcess } from 'node:child_process';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { verifyCosignature } from '../../contract/tlog/cosignature.ts';
+import { ROOT_DIR } from '../../scripts/lib/config.ts';
+import { LOCK_FILE } from '../../scripts/witness/lock.ts';
 import { cosignerVerifierKey, parseVerifierKey } from '../../contract/tlog/vkey.ts';
 import { post, startWitness, testLog, witnessCommand, type Running, type TestLog } from '../support/witness.ts';
 
@@ -167,7 +170,6 @@ describe('the witness state', () => {
     const first = await startWitness(args('restart'));
     await post(first.url, await log.request(0, 30));
     expect(await first.stop('SIGINT')).toBe(0);
-    expect(existsSync(path.join(args('restart').state, 'witness.lock'))).toBe(false);
     const second = await startWitness(args('restart'));
     try {
       expect(second.vkey).toBe(first.vkey);
@@ -221,6 +223,77 @@ describe('the witness state', () => {
   });
 });
 
+describe('the state directory lock', () => {
+  const killed = async (w: Running) => {
+    const exited = new Promise((resolve) => w.child.once('exit', (_code, signal) => resolve(signal)));
+    w.child.kill('SIGKILL');
+    expect(await exited).toBe('SIGKILL');
+  };
+  const flags = (a: ReturnType<typeof args>) => ['--key', a.key, '--name', a.name, '--policy', a.policy, '--state', a.state, '--listen', '127.0.0.1:0'];
+  const processState = (pid: number) => readFileSync(`/proc/${pid}/stat`, 'utf8').replace(/^.*\) /s, '')[0];
+
+  /** A witness whose parent never reaps it: the shell starts it, then becomes `sleep`, which never waits. */
+  async function startUnreaped(a: ReturnType<typeof args>): Promise<{ sleeper: ChildProcess; pid: number; url: string; vkey: string }> {
+    const sleeper = spawn('sh', ['-c', '"$0" "$@" & echo "witness pid $!"; exec sleep 600', process.execPath, path.join(ROOT_DIR, 'scripts', 'witness.ts'), ...flags(a)], { cwd: ROOT_DIR });
+    let text = '';
+    const ready = new Promise<RegExpExecArray>((resolve, reject) => {
+      const onData = (chunk: Buffer) => {
+        text += chunk.toString();
+        const match = /^witness pid (\d+)$[\s\S]*^vkey: (\S+)$[\s\S]*^listening on (http:\S+) /m.exec(text);
+        if (match) resolve(match);
+      };
+      sleeper.stdout!.on('data', onData);
+      // A witness that starts well writes nothing to stderr; one that is refused says why there and ends.
+      sleeper.stderr!.on('data', (chunk: Buffer) => reject(new Error(`the witness did not start: ${text}${chunk.toString()}`)));
+    });
+    const match = await ready;
+    return { sleeper, pid: Number(match[1]), vkey: match[2]!, url: match[3]! };
+  }
+
+  it('is let go by a witness killed with SIGKILL and never reaped: each of ten restarts at once serves and remembers', async () => {
+    const sleepers: ChildProcess[] = [];
+    try {
+      let size = 0;
+      for (let round = 0; round < 10; round++) {
+        const w = await startUnreaped(args('crash'));
+        sleepers.push(w.sleeper);
+        const witnessKey = await parseVerifierKey(w.vkey);
+        // It knows the size its killed predecessor cosigned last, and goes on from there.
+        if (size > 0) expect(await post(w.url, await log.request(0, size + 5))).toEqual({ status: 409, contentType: 'text/x.tlog.size', text: `${size}\n` });
+        const answer = await post(w.url, await log.request(size, size + 5));
+        expect(answer.status, answer.text).toBe(200);
+        expect(await verifyCosignature(await log.body(size + 5), answer.text, witnessKey)).toBeDefined();
+        size += 5;
+        expect(stateOf('crash').size).toBe(size);
+        process.kill(w.pid, 'SIGKILL');
+        // Dead but not reaped, so its pid still names a process: the next one starts all the same.
+        while (processState(w.pid) !== 'Z') await new Promise((resolve) => setTimeout(resolve, 10));
+      }
+      expect(size).toBe(50);
+    } finally {
+      for (const sleeper of sleepers) sleeper.kill('SIGKILL');
+    }
+  });
+
+  it('refuses a second witness on the same state while the first lives, and takes the next at once once it is killed', async () => {
+    const first = await startWitness(args('second'));
+    const other = { ...args('second'), key: path.join(dir, 'second', 'key2') };
+    const refused = await witnessCommand(Object.entries({ ...other, listen: '127.0.0.1:0' }).flatMap(([k, v]) => [`--${k}`, v]));
+    expect(refused.code).toBe(2);
+    expect(refused.stderr).toContain(`another witness is running with the state directory ${other.state}`);
+    expect(refused.stdout).toBe('');
+    // The refused one left the first one's lock as it was.
+    expect((await post(first.url, await log.request(0, 10))).status).toBe(200);
+    await killed(first);
+    const second = await startWitness(other);
+    try {
+      expect(await post(second.url, await log.request(0, 20))).toEqual({ status: 409, contentType: 'text/x.tlog.size', text: '10\n' });
+    } finally {
+      expect(await second.stop()).toBe(0);
+    }
+  });
+});
+
 describe('bad usage', () => {
   it('exits 2 with a sentence for missing or bad flags, a bad policy or key file, and a state directory in use', async () => {
     const missing = await witnessCommand(['--name', NAME]);
@@ -245,7 +318,7 @@ describe('bad usage', () => {
     try {
       const second = await witnessCommand(full({ key: path.join(dir, 'usage', 'key2') }));
       expect(second.code).toBe(2);
-      expect(second.stderr).toContain(`another witness (pid ${running.child.pid}) uses the state directory`);
+      expect(second.stderr).toContain(`--state: another witness is running with the state directory ${args('usage').state} (it holds the lock on ${path.join(args('usage').state, LOCK_FILE)}); stop it first, or give this one another --state`);
     } finally {
       await running.stop();
     }

@@ -75,41 +75,72 @@ describe('the fake Polymarket, as documented', () => {
     expect((await clob('/balance-allowance', { asset_type: 'COLLATERAL', signature_type: '1' })).body.balance).toBe('1234560000');
   });
 
-  it('/activity leaves out deposits and withdrawals unless excludeDepositsWithdrawals=false, even when type names them', async () => {
+  it('/v2/activity leaves out deposits and withdrawals unless exclude_deposits_withdrawals=false, even when type names them', async () => {
     account.activity = [
-      activity({ type: 'DEPOSIT', timestamp: 100, usdcSize: 50 }, account),
-      activity({ type: 'REWARD', timestamp: 200, usdcSize: 3 }, account),
-      activity({ type: 'WITHDRAWAL', timestamp: 300, usdcSize: 20 }, account),
+      activity({ type: 'DEPOSIT', timestamp: 100, usdc_size: 50 }, account),
+      activity({ type: 'REWARD', timestamp: 200, usdc_size: 3 }, account),
+      activity({ type: 'WITHDRAWAL', timestamp: 300, usdc_size: 20 }, account),
     ];
-    expect((await data('/activity', { user: account.funder, type: 'DEPOSIT,WITHDRAWAL,REWARD' })).body.map((r: any) => r.type)).toEqual(['REWARD']);
-    const all = await data('/activity', { user: account.funder, excludeDepositsWithdrawals: 'false' });
-    expect(all.body.map((r: any) => r.type)).toEqual(['WITHDRAWAL', 'REWARD', 'DEPOSIT']); // newest first by default
-    expect((await data('/activity', { user: account.funder, excludeDepositsWithdrawals: 'false', sortDirection: 'ASC', start: 150, end: 300 })).body.map((r: any) => r.type))
-      .toEqual(['REWARD', 'WITHDRAWAL']);
+    const types = (body: any) => body.data.map((r: any) => r.type);
+    expect(types((await data('/v2/activity', { user: account.funder, type: 'DEPOSIT,WITHDRAWAL,REWARD', start: 1 })).body)).toEqual(['REWARD']);
+    const all = await data('/v2/activity', { user: account.funder, exclude_deposits_withdrawals: 'false', start: 1 });
+    expect(types(all.body)).toEqual(['WITHDRAWAL', 'REWARD', 'DEPOSIT']); // newest first by default
+    expect(all.body.pagination).toEqual({ limit: 100, offset: 0, has_more: false, next_cursor: null });
+    // Both ends of the window are inclusive; camelCase spellings are accepted.
+    expect(types((await data('/v2/activity', { user: account.funder, excludeDepositsWithdrawals: 'false', sortDirection: 'ASC', start: 100, end: 200 })).body))
+      .toEqual(['DEPOSIT', 'REWARD']);
+    // An omitted start floors to three years back: rows of 1970 are out of that window.
+    expect(types((await data('/v2/activity', { user: account.funder, exclude_deposits_withdrawals: 'false' })).body)).toEqual([]);
   });
 
-  it('/activity answers 400 past offset 5000 and clamps a limit over 500 to 500; /positions answers 400 past offset 10000', async () => {
-    const saved = account.activity;
-    account.activity = Array.from({ length: 600 }, (_, i) => activity({ type: 'TRADE', timestamp: 1000 + i, usdcSize: 1 }, account));
-    expect((await data('/activity', { user: account.funder, offset: 5000 })).status).toBe(200);
-    expect((await data('/activity', { user: account.funder, offset: 5001 })).status).toBe(400);
-    const clamped = await data('/activity', { user: account.funder, limit: 501 });
-    expect(clamped.status).toBe(200);
-    expect(clamped.body).toHaveLength(500);
-    account.activity = saved;
-    expect((await data('/positions', { user: account.funder, offset: 10_000 })).status).toBe(200);
-    expect((await data('/positions', { user: account.funder, offset: 10_001 })).status).toBe(400);
+  it('/v2/activity returns TIP rows only when type names TIP; MIGRATION rows come in the default set', async () => {
+    account.activity = [
+      activity({ type: 'TIP', timestamp: 100, usdc_size: 5, size: 5, side: 'IN' }, account),
+      activity({ type: 'MIGRATION', timestamp: 200, usdc_size: 40 }, account),
+      activity({ type: 'TRADE', timestamp: 300, usdc_size: 7, side: 'BUY' }, account),
+    ];
+    const rows = async (query: Record<string, string | number>) => (await data('/v2/activity', { user: account.funder, start: 1, ...query })).body.data;
+    expect((await rows({})).map((r: any) => r.type)).toEqual(['TRADE', 'MIGRATION']);
+    expect((await rows({ type: 'TIP' })).map((r: any) => [r.type, r.side, r.size])).toEqual([['TIP', 'IN', 5]]);
+    expect((await rows({ type: 'TIP,TRADE' })).map((r: any) => r.type)).toEqual(['TRADE', 'TIP']);
   });
 
-  it('/activity returns TIP rows only when type names TIP; MIGRATION rows come in the default set', async () => {
-    account.activity = [
-      activity({ type: 'TIP', timestamp: 100, usdcSize: 5, size: 5, side: 'IN' }, account),
-      activity({ type: 'MIGRATION', timestamp: 200, usdcSize: 40 }, account),
-      activity({ type: 'TRADE', timestamp: 300, usdcSize: 7, side: 'BUY' }, account),
-    ];
-    expect((await data('/activity', { user: account.funder })).body.map((r: any) => r.type)).toEqual(['TRADE', 'MIGRATION']);
-    expect((await data('/activity', { user: account.funder, type: 'TIP' })).body.map((r: any) => [r.type, r.side])).toEqual([['TIP', 'IN']]);
-    expect((await data('/activity', { user: account.funder, type: 'TIP,TRADE' })).body.map((r: any) => r.type)).toEqual(['TRADE', 'TIP']);
+  it('/v2/activity walks a signed keyset cursor that keeps its direction, through rows sharing a second', async () => {
+    account.activity = Array.from({ length: 250 }, (_, i) => activity({ type: 'TRADE', timestamp: 1000 + Math.floor(i / 7), usdc_size: i }, account));
+    const seen: number[] = [];
+    let cursor: string | undefined;
+    let pages = 0;
+    do {
+      // The direction is named on the first page only: the cursor carries it.
+      const query: Record<string, string | number> = { user: account.funder, start: 1, limit: 100, ...(cursor ? { cursor } : { sort_direction: 'ASC' }) };
+      const page = await data('/v2/activity', query);
+      expect(page.status).toBe(200);
+      expect(page.body.pagination.offset).toBe(seen.length);
+      seen.push(...page.body.data.map((r: any) => r.usdc_size));
+      expect(page.body.pagination.has_more).toBe(seen.length < 250);
+      cursor = page.body.pagination.next_cursor ?? undefined;
+      pages++;
+    } while (cursor);
+    expect(pages).toBe(3);
+    expect(seen).toEqual(Array.from({ length: 250 }, (_, i) => i));
+  });
+
+  it('/v2/activity refuses what its reference rejects with 400, and the fake serves no v1 route', async () => {
+    account.activity = [activity({ type: 'TRADE', timestamp: 1000, usdc_size: 1 }, account)];
+    const refused = async (query: Record<string, string | number>, parameter: string) => {
+      const res = await data('/v2/activity', query);
+      expect(res.status, JSON.stringify(query)).toBe(400);
+      expect(res.body).toMatchObject({ code: 'invalid_request', retryable: false, parameter, error: expect.any(String), trace_id: expect.any(String) });
+    };
+    const user = account.funder;
+    await refused({ user, type: 'TRADE,PORTAL_CREDIT' }, 'type'); // "Any other value is rejected with 400"
+    await refused({ user, offset: 0 }, 'offset'); // v1 paging: "there is no offset query parameter (sending one is a 400)"
+    await refused({ user, sortBy: 'CASH' }, 'sort_by'); // a v1 value sort: "rejected with 400"
+    await refused({ user, limit: 1001 }, 'limit'); // "max 1000, past-cap rejected"
+    await refused({ type: 'TRADE' }, 'user'); // "Required; the feed is user-anchored"
+    await refused({ user, cursor: 'eyJraW5kIjoiYWN0aXZpdHkifQ.forged' }, 'cursor'); // cursors are signed
+    // The v1 routes have v2 counterparts (the migration guide), so the writer has no reason to ask them.
+    expect((await data('/activity', { user })).status).toBe(404);
   });
 
   it('/rewards/* accept the documented signature types 0, 1 and 2 and answer 400 to another (the fake\'s named choice)', async () => {
@@ -132,11 +163,43 @@ describe('the fake Polymarket, as documented', () => {
     expect((await clob('/data/trades')).body.data).toHaveLength(2);
   });
 
-  it('/positions drops positions under sizeThreshold (default 1) and /value sums current values', async () => {
-    account.positions = [position(1, 5, 2.5, account), position(2, 0.5, 0.2, account)];
-    expect((await data('/positions', { user: account.funder })).body).toHaveLength(1);
-    expect((await data('/positions', { user: account.funder, sizeThreshold: 0 })).body).toHaveLength(2);
-    expect((await data('/value', { user: account.funder })).body).toEqual([{ user: account.funder, value: 2.7 }]);
+  it('/v2/positions: OPEN (the default) holds resolved positions still held, over a 0.1-share dust floor unless filter_amount says otherwise', async () => {
+    account.positions = [
+      position(1, 5, 2.5, account), position(2, 0.5, 0.2, account), position(3, 0.05, 0.01, account),
+      position(4, 3, 3, account, 'REDEEMABLE'), position(5, 0, 0, account, 'CLOSED'),
+    ];
+    const tokens = async (query: Record<string, string | number>) =>
+      (await data('/v2/positions', { user: account.funder, ...query })).body.data.map((p: any) => p.token_id).sort();
+    const id = (n: number) => position(n, 1, 1, account).token_id;
+    expect(await tokens({})).toEqual([id(1), id(2), id(4)].sort());
+    expect(await tokens({ status: 'OPEN', filter_type: 'TOKENS', filter_amount: 1 })).toEqual([id(1), id(4)].sort());
+    expect(await tokens({ filter_amount: 'lots' })).toEqual([id(1), id(2), id(4)].sort()); // "Invalid values fall back to the default"
+    expect(await tokens({ status: 'REDEEMABLE' })).toEqual([id(4)]);
+    expect(await tokens({ status: 'CLOSED' })).toEqual([id(5)]);
+    expect((await data('/v2/positions', { user: account.funder, status: 'GONE' })).status).toBe(400);
+    expect((await data('/v2/positions', { status: 'OPEN' })).status).toBe(400); // no anchor
+    expect((await data('/v2/positions', { user: account.funder, sizeThreshold: 1, offset: 0 })).status).toBe(400); // v1's offset
+  });
+
+  it('/v2/positions pages by a cursor that binds status and sort: a bare cursor or a contradicting one is a 400', async () => {
+    account.positions = Array.from({ length: 25 }, (_, i) => position(100 + i, 2, i + 1, account));
+    const first = await data('/v2/positions', { user: account.funder, limit: 10 });
+    expect(first.body.data.map((p: any) => p.current_value)).toEqual([25, 24, 23, 22, 21, 20, 19, 18, 17, 16]); // CURRENT_VALUE, DESC
+    const cursor = first.body.pagination.next_cursor;
+    // "limit: First-page size. Ignored when cursor is supplied (the cursor's size wins)."
+    const second = await data('/v2/positions', { user: account.funder, cursor, status: 'OPEN', limit: 3 });
+    expect(second.body.data.map((p: any) => p.current_value)).toEqual([15, 14, 13, 12, 11, 10, 9, 8, 7, 6]);
+    expect((await data('/v2/positions', { cursor })).status).toBe(400);
+    expect((await data('/v2/positions', { user: account.funder, cursor, status: 'CLOSED' })).status).toBe(400);
+    expect((await data('/v2/positions', { user: account.funder, cursor, sort_by: 'TOKENS' })).status).toBe(400);
+  });
+
+  it('/v2/value is one object: holdings marked to market, 0 for a wallet without positions, and needs a user', async () => {
+    account.positions = [position(1, 5, 2.5, account), position(2, 0.5, 0.2, account), position(3, 1, 0, account, 'CLOSED')];
+    expect((await data('/v2/value', { user: account.funder })).body).toEqual({ data: { proxy_wallet: account.funder, value: 2.7 } });
+    const other = fakeAccount().funder;
+    expect((await data('/v2/value', { user: other })).body).toEqual({ data: { proxy_wallet: other, value: 0 } });
+    expect((await data('/v2/value', {})).status).toBe(400);
   });
 
   it('answers 425 on the order routes during a matching-engine restart; rewards, balances and the Data API keep answering', async () => {
@@ -146,7 +209,7 @@ describe('the fake Polymarket, as documented', () => {
     expect((await clob('/data/trades')).status).toBe(425);
     expect((await clob('/rewards/user/total', { date: '2026-01-03', signature_type: '1' })).status).toBe(200);
     expect((await clob('/balance-allowance', { asset_type: 'COLLATERAL', signature_type: '1' })).status).toBe(200);
-    expect((await data('/value', { user: account.funder })).status).toBe(200);
+    expect((await data('/v2/value', { user: account.funder })).status).toBe(200);
     await new Promise((r) => setTimeout(r, 600));
     expect((await clob('/data/orders')).body).toMatchObject({ count: 1, next_cursor: 'LTE=' });
   });

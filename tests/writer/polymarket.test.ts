@@ -20,6 +20,7 @@ const at = (date: string, hhmmss: string) => Date.parse(`${date}T${hhmmss}Z`) / 
 const nowS = () => Math.floor(Date.now() / 1000);
 const OTHER_ASSET = '0x69308FB512518e39F9b16112fA8d994F4e2Bf8bB';
 const round2 = (n: number) => Math.round(n * 100) / 100;
+const round6 = (n: number) => Math.round(n * 1e6) / 1e6;
 
 /** Σ earnings × asset_rate of one activity day, native plus sponsored: the figure /rewards/user/total?sponsored=true gives. */
 const dayUsd = (a: FakeAccount, day: string) => a.earnings.filter((e) => e.day === day).reduce((s, e) => s + e.earnings * e.asset_rate, 0);
@@ -49,22 +50,23 @@ function makeAccount(): FakeAccount {
   ];
   a.positions = [
     ...Array.from({ length: 500 }, (_, i) => position(1000 + i, 5, 2, a)),
-    ...Array.from({ length: 20 }, (_, i) => position(2000 + i, 2, 1, a)),
+    ...Array.from({ length: 20 }, (_, i) => position(2000 + i, 2, i === 0 ? 1.000007 : 1, a)), // a sub-cent mark, kept to 6 decimals
     ...Array.from({ length: 10 }, (_, i) => position(3000 + i, 0.4, 0.1, a)),
   ];
   const y = addDays(T, -1);
   a.activity = [
-    activity({ type: 'REWARD', usdcSize: 37.52, timestamp: at(y, '00:01:30') }, a),
-    activity({ type: 'MAKER_REBATE', usdcSize: 1.5, timestamp: at(y, '10:00:00') }, a),
-    activity({ type: 'TAKER_REBATE', usdcSize: 0.5, timestamp: at(y, '10:30:00') }, a),
-    activity({ type: 'YIELD', usdcSize: 0.48, timestamp: at(y, '12:00:00') }, a),
-    activity({ type: 'DEPOSIT', usdcSize: 100, timestamp: at(y, '13:00:00') }, a),
-    activity({ type: 'WITHDRAWAL', usdcSize: 20, timestamp: at(y, '14:00:00') }, a),
-    activity({ type: 'TRADE', usdcSize: 55, side: 'BUY', timestamp: at(y, '15:00:00'), conditionId: conditionId(1) }, a),
-    activity({ type: 'MERGE', usdcSize: 10, timestamp: at(y, '16:00:00'), conditionId: conditionId(3) }, a),
-    activity({ type: 'REWARD', usdcSize: 41.25, timestamp: at(T, '00:01:00') }, a),
+    activity({ type: 'REWARD', usdc_size: 37.52, timestamp: at(y, '00:01:30') }, a),
+    // Sub-cent amounts (pUSD has 6 decimals): the cost must keep them, not round them to cents.
+    activity({ type: 'MAKER_REBATE', usdc_size: 1.503217, timestamp: at(y, '10:00:00') }, a),
+    activity({ type: 'TAKER_REBATE', usdc_size: 0.499997, timestamp: at(y, '10:30:00') }, a),
+    activity({ type: 'YIELD', usdc_size: 0.480001, timestamp: at(y, '12:00:00') }, a),
+    activity({ type: 'DEPOSIT', usdc_size: 100, timestamp: at(y, '13:00:00') }, a),
+    activity({ type: 'WITHDRAWAL', usdc_size: 20, timestamp: at(y, '14:00:00') }, a),
+    activity({ type: 'TRADE', usdc_size: 55, side: 'BUY', timestamp: at(y, '15:00:00'), condition_id: conditionId(1) }, a),
+    activity({ type: 'MERGE', usdc_size: 10, timestamp: at(y, '16:00:00'), condition_id: conditionId(3) }, a),
+    activity({ type: 'REWARD', usdc_size: 41.25, timestamp: at(T, '00:01:00') }, a),
     // A fill since the last midnight snapshot: the capital now differs from it for a reason.
-    activity({ type: 'TRADE', usdcSize: 12, side: 'SELL', timestamp: nowS() - 120, conditionId: conditionId(1) }, a),
+    activity({ type: 'TRADE', usdc_size: 12, side: 'SELL', timestamp: nowS() - 120, condition_id: conditionId(1) }, a),
   ];
   return a;
 }
@@ -91,19 +93,19 @@ async function insertBoundarySnapshots() {
   ]);
 }
 
-/** The trading cost of activity day T-1, computed here from the snapshots and the fake's activity rows. */
+/** The trading cost of activity day T-1, computed here from the snapshots and the fake's activity rows, to 6 decimals. */
 function expectedCostOfYesterday(a: FakeAccount): number {
   const from = (midnightMs(addDays(T, -1)) - 60_000) / 1000;
   const to = (midnightMs(T) - 120_000) / 1000;
   const rows = a.activity.filter((r) => r.timestamp >= from && r.timestamp < to);
-  const sum = (types: string[]) => rows.filter((r) => types.includes(r.type)).reduce((s, r) => s + Math.abs(r.usdcSize), 0);
+  const sum = (types: string[]) => rows.filter((r) => types.includes(r.type)).reduce((s, r) => s + Math.abs(r.usdc_size), 0);
   const income = sum(['REWARD', 'MAKER_REBATE', 'TAKER_REBATE', 'YIELD', 'REFERRAL_REWARD']);
   // A tip is a transfer between users: its `size`, in when `side` is IN, out when OUT (the activity
   // feed's reference), like a deposit or a withdrawal.
   const tips = (side: string) => rows.filter((r) => r.type === 'TIP' && r.side === side).reduce((s, r) => s + r.size, 0);
   const equity0 = SNAPSHOTS.s0.cash + SNAPSHOTS.s0.inventory;
   const equity1 = SNAPSHOTS.s1.cash + SNAPSHOTS.s1.inventory;
-  return -(equity1 - equity0 - income - sum(['DEPOSIT']) - tips('IN') + sum(['WITHDRAWAL']) + tips('OUT'));
+  return round6(-(equity1 - equity0 - income - sum(['DEPOSIT']) - tips('IN') + sum(['WITHDRAWAL']) + tips('OUT')));
 }
 
 function source(extra: Record<string, string> = {}) {
@@ -134,8 +136,8 @@ describe('the writer against the documented Polymarket', () => {
     fake.fail('/balance-allowance', { status: 502, body: '<html>bad gateway</html>' });
     fake.fail('/data/trades', { status: 425, body: '{"error":"service not ready"}' });
     fake.fail('/data/orders', { status: 401, body: '{"error":"Unauthorized/Invalid api key"}' });
-    fake.fail('/value', { status: 0, delayMs: 1500 });
-    fake.fail('/positions', { status: 500, body: `{"error":"internal error for user ${a.funder}"}` });
+    fake.fail('/v2/value', { status: 0, delayMs: 1500 });
+    fake.fail('/v2/positions', { status: 500, body: `{"error":"internal error for user ${a.funder}"}` });
 
     const run = await writer(['once']);
     expect(run.code, run.stdout + run.stderr).toBe(0);
@@ -143,7 +145,7 @@ describe('the writer against the documented Polymarket', () => {
     const nightYesterday = dayUsd(a, addDays(T, -2));
     const nightToday = dayUsd(a, addDays(T, -1));
     const todayRows = a.earnings.filter((e) => e.day === T && e.earnings > 0);
-    const inventory = a.positions.reduce((s, p) => s + p.currentValue, 0);
+    const inventory = a.positions.reduce((s, p) => s + p.current_value, 0);
     const cash = Number(a.chainBalance) / 1e6;
     const stats = await landingStatsViaApi(stack);
     expect(stats).toMatchObject({
@@ -157,10 +159,12 @@ describe('the writer against the documented Polymarket', () => {
       markets_quoted_24h: 4, // open orders in c1 c6 c7, a maker fill in c8; not the taker fill, not the fill of 25 h ago
       capital: {
         cash_usd: round2(cash), inventory_usd: round2(inventory),
-        positions: a.positions.filter((p) => p.size >= 1).length, at_stake_usd: round2(cash + inventory),
+        positions: a.positions.filter((p) => p.current_size >= 1).length, at_stake_usd: round2(cash + inventory),
       },
     });
     expect(stats.accrued_today_markets).toBe(104);
+    expect(await query(stack.db.adminUrl, 'select inventory_usd::float8 as inventory from stats.capital order by observed_at desc limit 1'))
+      .toEqual([{ inventory: round6(inventory) }]);
     expect(stats.returns.trading_costs_usd).toBe(round2(expectedCostOfYesterday(a)));
     expect(await query(stack.db.adminUrl, 'select date, usd::float8 as usd from stats.trading_cost')).toEqual([{ date: T, usd: expectedCostOfYesterday(a) }]);
 
@@ -173,14 +177,15 @@ describe('the writer against the documented Polymarket', () => {
     expect(balanceCalls).toEqual(['/balance-allowance/update 200', '/balance-allowance 502', '/balance-allowance 200']);
     expect(fake.hits('/data/trades').map((r) => r.status)).toEqual([425, 200]);
     expect(fake.hits('/data/orders').map((r) => r.status)).toEqual([401, 200]);
-    expect(fake.hits('/positions').map((r) => r.status)).toEqual([500, 200, 200]);
+    expect(fake.hits('/v2/positions').map((r) => r.status)).toEqual([500, 200]); // 520 positions of a share or more: one page
     expect(fake.requests.filter((r) => r.status === 401)).toHaveLength(1);
     // Today's earnings were read to the end of both pages, once native and once sponsored-only.
     const today = fake.hits('/rewards/user').filter((r) => r.query.date === T).map((r) => `${r.query.sponsored ?? 'native'} ${r.query.next_cursor}`);
     expect(today).toEqual(['native MA==', 'native MTAw', 'true MA==']);
     for (const r of [...totals, ...fake.hits('/rewards/user')]) expect(r.query).toMatchObject({ signature_type: '1', maker_address: a.funder });
     // Deposits and withdrawals were asked for: without the flag the Data API never returns them.
-    for (const r of fake.hits('/activity')) expect(r.query).toMatchObject({ excludeDepositsWithdrawals: 'false', user: a.funder });
+    expect(fake.hits('/v2/activity').length).toBeGreaterThan(0);
+    for (const r of fake.hits('/v2/activity')) expect(r).toMatchObject({ status: 200, query: { exclude_deposits_withdrawals: 'false', user: a.funder } });
   }, 60_000);
 
   it('holds back a capital reading that jumps with no transfer or trade, until readings agree', async () => {
@@ -251,7 +256,7 @@ describe('the writer against the documented Polymarket', () => {
   it('recomputes the last settled days as late activity is indexed, keeping the old value audited', async () => {
     const a = fake.account;
     const before = expectedCostOfYesterday(a);
-    a.activity.push(activity({ type: 'DEPOSIT', usdcSize: 30, timestamp: at(addDays(T, -1), '18:00:00') }, a));
+    a.activity.push(activity({ type: 'DEPOSIT', usdc_size: 30, timestamp: at(addDays(T, -1), '18:00:00') }, a));
     const run = await writer(['once']);
     expect(run.code, run.stdout).toBe(0);
     const after = expectedCostOfYesterday(a);
@@ -262,7 +267,7 @@ describe('the writer against the documented Polymarket', () => {
 
   it('leaves a day with an activity type it does not know unpublished, naming only the type', async () => {
     const a = fake.account;
-    const row = activity({ type: 'PORTAL_CREDIT', usdcSize: 5, timestamp: at(addDays(T, -1), '19:00:00') }, a);
+    const row = activity({ type: 'PORTAL_CREDIT', usdc_size: 5, timestamp: at(addDays(T, -1), '19:00:00') }, a);
     a.activity.push(row);
     const corrections = await query(stack.db.adminUrl, 'select count(*)::int as n from stats.trading_cost_correction');
     try {
@@ -280,9 +285,9 @@ describe('the writer against the documented Polymarket', () => {
     const costs = () => query<{ n: number }>(stack.db.adminUrl, 'select count(*)::int as n from stats.trading_cost_correction').then((r) => r[0]!.n);
     const corrections = await costs();
     a.activity.push(
-      activity({ type: 'TIP', usdcSize: 25, size: 25, side: 'IN', timestamp: at(y, '19:30:00') }, a),
-      activity({ type: 'TIP', usdcSize: 5, size: 5, side: 'OUT', timestamp: at(y, '19:40:00') }, a),
-      activity({ type: 'MIGRATION', usdcSize: 40, timestamp: at(y, '19:50:00'), conditionId: conditionId(1) }, a),
+      activity({ type: 'TIP', usdc_size: 25, size: 25, side: 'IN', timestamp: at(y, '19:30:00') }, a),
+      activity({ type: 'TIP', usdc_size: 5, size: 5, side: 'OUT', timestamp: at(y, '19:40:00') }, a),
+      activity({ type: 'MIGRATION', usdc_size: 40, timestamp: at(y, '19:50:00'), condition_id: conditionId(1) }, a),
     );
     const from = fake.requests.length;
     const run = await writer(['once']);
@@ -290,13 +295,14 @@ describe('the writer against the documented Polymarket', () => {
     const expected = expectedCostOfYesterday(a);
     expect(await query(stack.db.adminUrl, 'select usd::float8 as usd from stats.trading_cost where date = $1', [T])).toEqual([{ usd: expected }]);
     expect(await costs()).toBe(corrections + 1); // 20 more of the equity's rise was tipped in, not traded
-    const asked = fake.requests.slice(from).filter((r) => r.path === '/activity' && r.query.end === String((midnightMs(T) - 120_000) / 1000));
+    // The feed's `end` is inclusive: the window up to snapshot 1 ends a second before it.
+    const asked = fake.requests.slice(from).filter((r) => r.path === '/v2/activity' && r.query.end === String((midnightMs(T) - 120_000) / 1000 - 1));
     expect(asked.map((r) => r.query.type ?? 'default')).toEqual(['default', 'TIP']);
   }, 30_000);
 
   it('leaves a day with a tip of unknown direction unpublished, naming TIP', async () => {
     const a = fake.account;
-    const row = activity({ type: 'TIP', usdcSize: 3, size: 3, side: '', timestamp: at(addDays(T, -1), '19:55:00') }, a);
+    const row = activity({ type: 'TIP', usdc_size: 3, size: 3, side: '', timestamp: at(addDays(T, -1), '19:55:00') }, a);
     a.activity.push(row);
     try {
       const run = await writer(['once']);
@@ -306,23 +312,27 @@ describe('the writer against the documented Polymarket', () => {
     }
   }, 30_000);
 
-  it('reads an answer of null as no rows, with a warning naming the route, and still refuses an answer that is no list', async () => {
+  it('reads an answer of null (the Data API\'s documented miss) as no rows, with a warning naming the route, and still refuses an answer that is no list', async () => {
     const { source: s, lines } = source();
     const day = addDays(T, -20);
     fake.fail('/rewards/user/total', { status: 200, body: 'null' });
     expect(await s.client.totalEarnings(T)).toBeNull();
     fake.fail('/rewards/user', { status: 200, body: '{"limit":100,"count":0,"next_cursor":"LTE=","data":null}' }, { status: 200, body: 'null' });
     expect(await s.client.earningMarkets(day)).toEqual(new Set());
-    fake.fail('/value', { status: 200, body: 'null' });
-    expect(await s.client.inventoryUsd()).toBe(0);
-    fake.fail('/positions', { status: 200, body: 'null' });
-    expect(await s.client.positionCount(1)).toEqual({ count: 0, complete: true });
-    fake.fail('/activity', { status: 200, body: 'null' });
-    expect(await s.client.activity(at(day, '00:00:00'), at(day, '12:00:00'), ['REWARD'])).toEqual([]);
+    fake.fail('/v2/value', { status: 200, body: '{"data":null}' });
+    expect(await s.client.data.inventoryUsd()).toBe(0);
+    fake.fail('/v2/positions', { status: 200, body: '{"data":null,"pagination":{"limit":1000,"offset":0,"has_more":false,"next_cursor":null}}' });
+    expect(await s.client.data.positionCount(1)).toBe(0);
+    fake.fail('/v2/activity', { status: 200, body: '{"data":null,"pagination":{"limit":1000,"offset":0,"has_more":false,"next_cursor":null}}' });
+    expect(await s.client.data.activity(at(day, '00:00:00'), at(day, '12:00:00'), ['REWARD'])).toEqual([]);
     expect(lines.filter((l) => l.msg === 'polymarket answered null: read as no rows').map((l) => l.route))
-      .toEqual(['/rewards/user/total', '/rewards/user', '/rewards/user', '/value', '/positions', '/activity']);
-    fake.fail('/value', { status: 200, body: '{"error":"not an answer"}' });
-    await expect(s.client.inventoryUsd()).rejects.toThrow('unexpected response from /value: no data array');
+      .toEqual(['/rewards/user/total', '/rewards/user', '/rewards/user', '/v2/value', '/v2/positions', '/v2/activity']);
+    // The v2 routes always wrap their payload: a bare null, or an object without `data`, is no answer.
+    fake.fail('/v2/value', { status: 200, body: '{"error":"not an answer"}' }, { status: 200, body: 'null' });
+    await expect(s.client.data.inventoryUsd()).rejects.toThrow('unexpected response from /v2/value: no data');
+    await expect(s.client.data.inventoryUsd()).rejects.toThrow('unexpected response from /v2/value: no data');
+    fake.fail('/v2/activity', { status: 200, body: '{"data":{"type":"REWARD"}}' });
+    await expect(s.client.data.activity(at(day, '00:00:00'), at(day, '12:00:00'), ['REWARD'])).rejects.toThrow('unexpected response from /v2/activity: data is no list');
   }, 30_000);
 
   it('records a settled night without reward rows as 0 once its activity day is over, and leaves out only a night it could not read', async () => {
@@ -351,23 +361,26 @@ describe('the writer against the documented Polymarket', () => {
     expect(orders.at(-1)).toBe(200);
   }, 60_000);
 
-  it('pages activity past the 5000-row offset cap by moving the window, and the cost is unchanged', async () => {
+  it('follows the activity feed\'s cursor through pages of 1000, rows sharing a second included, and the cost is unchanged', async () => {
     const a = fake.account;
     const expected = expectedCostOfYesterday(a);
     const base = at(addDays(T, -1), '20:00:00');
-    const trades = Array.from({ length: 6200 }, (_, i) => activity({ type: 'TRADE', usdcSize: 1, side: 'BUY', timestamp: base + Math.floor(i / 3), conditionId: conditionId(1) }, a));
+    const trades = Array.from({ length: 6200 }, (_, i) => activity({ type: 'TRADE', usdc_size: 1, side: 'BUY', timestamp: base + Math.floor(i / 3), condition_id: conditionId(1) }, a));
     a.activity.push(...trades);
     const from = fake.requests.length;
     try {
       const run = await writer(['once']);
       expect(run.code, run.stdout).toBe(0);
-      const asked = fake.requests.slice(from).filter((r) => r.path === '/activity');
-      expect(asked.every((r) => r.status === 200 && Number(r.query.offset) <= 5000)).toBe(true);
-      // The day's window [snapshot 0, snapshot 1) was read from more than one start.
-      const end = String((midnightMs(T) - 120_000) / 1000);
-      const starts = new Set(asked.filter((r) => r.query.end === end).map((r) => Number(r.query.start)));
-      expect(starts.size).toBeGreaterThanOrEqual(2);
-      expect(Math.min(...starts)).toBe((midnightMs(addDays(T, -1)) - 60_000) / 1000);
+      const asked = fake.requests.slice(from).filter((r) => r.path === '/v2/activity');
+      expect(asked.every((r) => r.status === 200)).toBe(true);
+      // The day's default walk: more than 6200 rows, so at least seven pages, each after the first
+      // following the cursor the one before it minted.
+      const end = String((midnightMs(T) - 120_000) / 1000 - 1);
+      const walk = asked.filter((r) => r.query.end === end && r.query.type === undefined);
+      expect(walk.length).toBeGreaterThanOrEqual(7);
+      expect(walk[0]!.query.cursor).toBeUndefined();
+      expect(walk.slice(1).every((r) => typeof r.query.cursor === 'string')).toBe(true);
+      expect(new Set(walk.map((r) => r.query.start))).toEqual(new Set([String((midnightMs(addDays(T, -1)) - 60_000) / 1000)]));
       expect(await query(stack.db.adminUrl, 'select usd::float8 as usd from stats.trading_cost where date = $1', [T])).toEqual([{ usd: expected }]);
     } finally {
       a.activity = a.activity.filter((r) => !trades.includes(r));
@@ -393,10 +406,10 @@ describe('the writer against the documented Polymarket', () => {
     const count = async () => (await query<{ a: number; h: number }>(stack.db.adminUrl,
       'select (select count(*)::int from stats.accrual) as a, (select count(*)::int from stats.heartbeat) as h'))[0]!;
     const before = await count();
-    fake.fail('/value', ...Array.from({ length: 4 }, () => ({ status: 503, body: '<html>upstream down</html>' })));
+    fake.fail('/v2/value', ...Array.from({ length: 4 }, () => ({ status: 503, body: '<html>upstream down</html>' })));
     const run = await writer(['once']);
     expect(run.code).toBe(1);
-    expect(run.lines.find((l) => l.msg === 'capital failed')?.error).toMatch(/GET \/value answered HTTP 503: HTML error page/);
+    expect(run.lines.find((l) => l.msg === 'capital failed')?.error).toMatch(/GET \/v2\/value answered HTTP 503: HTML error page/);
     expect(run.lines.find((l) => l.msg === 'cycle done')).toMatchObject({ failed: ['capital'] });
     expect(await count()).toEqual({ a: before.a + 1, h: before.h + 1 });
   }, 30_000);
@@ -560,7 +573,7 @@ describe('the writer against the documented Polymarket', () => {
     const a = fake.account;
     const secrets = [a.address, a.funder, a.apiKey, a.secret, a.passphrase, ...a.orders.map((o) => o.id), ...a.orders.map((o) => o.market),
       ...a.trades.flatMap((t) => [t.market, t.id, t.taker_order_id, ...t.maker_orders.map((m) => m.order_id)]),
-      ...a.earnings.map((e) => e.condition_id), ...a.activity.map((r) => r.transactionHash)];
+      ...a.earnings.map((e) => e.condition_id), ...a.activity.map((r) => r.transaction_hash)];
     const needles = [...new Set(secrets.flatMap((s) => [s, s.toLowerCase(), s.replace(/^0x/, '').toLowerCase()]))];
     const dump = await query<{ t: string }>(stack.db.adminUrl,
       `select concat_ws('|', ${TABLE_NAMES.map((t) => `(select json_agg(x)::text from stats.${t} x)`).join(', ')}) as t`);

@@ -9,7 +9,7 @@ import { ROOT_DIR } from '../../scripts/lib/config.ts';
 import { sourceFromEnv, writerConfigFromEnv } from '../../scripts/writer/config.ts';
 import { EVENT_FIELDS, EVENT_TYPES, eventFormat, parseEvent } from '../../scripts/writer/events.ts';
 import { createLogger } from '../../scripts/writer/log.ts';
-import { decimal, rowDate } from '../../scripts/writer/polymarket/client.ts';
+import { decimal, rowDate } from '../../scripts/writer/polymarket/parse.ts';
 import { l2Headers, signL2 } from '../../scripts/writer/polymarket/hmac.ts';
 import { readErrorBody, retryAfterMs } from '../../scripts/writer/polymarket/http.ts';
 import { ACTIVITY_KINDS, tradingCost } from '../../scripts/writer/polymarket/ledger.ts';

@@ -1,53 +1,27 @@
-// The Polymarket reads the writer needs, with plain fetch. Responses are parsed defensively:
-// numbers may arrive as numeric strings, some routes changed from bare arrays to envelopes, and
-// cursor paging stops at the end marker or an empty cursor.
-// CLOB: https://docs.polymarket.com/api-reference/rewards/get-earnings-for-user-by-date and its
-// siblings; Data API: https://docs.polymarket.com/api-reference/core/get-user-activity and siblings.
-import { midnightMs, utcDate } from '../../../contract/dates.ts';
+// The CLOB reads the writer needs, with plain fetch, and the Data API reads (data-api.ts) beside
+// them. Responses are parsed defensively: numbers may arrive as numeric strings, some routes changed
+// from bare arrays to envelopes, and cursor paging stops at the end marker or an empty cursor.
+// CLOB: https://docs.polymarket.com/api-reference/rewards/get-earnings-for-user-by-date and its siblings.
 import type { PolymarketConfig } from '../config.ts';
 import type { Logger } from '../log.ts';
+import { DataApiClient } from './data-api.ts';
 import { l2Headers } from './hmac.ts';
 import { getJson, HttpError, type RetryPolicy } from './http.ts';
+import { decimal, rowDate } from './parse.ts';
 
 const FIRST_CURSOR = 'MA==';
 const END_CURSOR = 'LTE=';
 const MAX_PAGES = 1000;
-/** Data API page size (its documented maximum). */
-const DATA_PAGE = 500;
-/** /activity answers 400 past offset 5000: beyond it the time window slides instead. */
-const ACTIVITY_MAX_OFFSET = 5000;
-/** /positions answers 400 past offset 10000. */
-const POSITIONS_MAX_OFFSET = 10_000;
 
 /** The signature type (POLY_1271, deposit wallets) that the rewards routes' reference does not list. */
 export const UNDOCUMENTED_REWARDS_SIGNATURE_TYPE = 3;
-/**
- * Activity types the feed leaves out unless a request names them: a TIP (a user-to-user pUSD
- * transfer) is "opt-in: it is never in the default set, so it is only returned when you name it"
- * (https://docs.polymarket.com/api-reference/feeds/list-account-activity).
- */
-export const OPT_IN_ACTIVITY_TYPES = ['TIP'];
-
-/** A number or a numeric string (what the official SDK calls decimal-ish). */
-export function decimal(value: unknown, field: string): number {
-  const n = typeof value === 'string' && value.trim() !== '' ? Number(value) : value;
-  if (typeof n !== 'number' || !Number.isFinite(n)) throw new Error(`unexpected response: ${field} is not a number`);
-  return n;
-}
-
-/** The UTC date of an ISO date-time, a YYYY-MM-DD string or epoch milliseconds; undefined if none. */
-export function rowDate(value: unknown): string | undefined {
-  if (value === undefined || value === null || value === '') return undefined;
-  const ms = typeof value === 'number' || /^\d{10,}$/.test(String(value)) ? Number(value) : String(value).length === 10 ? midnightMs(String(value)) : Date.parse(String(value));
-  return Number.isNaN(ms) ? undefined : utcDate(ms);
-}
 
 /**
- * The rows of a list answer: a bare array, or the `data` array of an envelope. No rows at all may
- * arrive as `null` (a body of null, or an envelope whose `data` is null): Polymarket documents a
- * query without results as answering with data null or an empty list, never an error
- * (https://docs.polymarket.com/api-reference/data-api/migrating-from-v1). The route pages the writer
- * reads show arrays only, so null is read as no rows on every one of them and reported through
+ * The rows of a CLOB list answer: a bare array, or the `data` array of an envelope. No rows at all
+ * may arrive as `null` (a body of null, or an envelope whose `data` is null): Polymarket documents a
+ * query without results of its Data API as answering with data null or an empty list, never an
+ * error (https://docs.polymarket.com/api-reference/data-api/migrating-from-v1). The CLOB route pages
+ * the writer reads show arrays only, so null is read the same way, as no rows, and reported through
  * `onNull`. Anything else (an object that is no envelope) is an error: reading an answer nobody
  * documented as empty would publish a made-up zero.
  */
@@ -62,13 +36,12 @@ export function rows(body: unknown, route: string, onNull?: (route: string) => v
   return list as Record<string, unknown>[];
 }
 
-/** One Data API activity row, as much of it as the writer uses. */
-export interface Activity { type: string; usdcSize: number; size: number; side: string; timestamp: number; key: string }
-
 /** A market the account quoted, and when (Unix ms). Condition ids never leave the source. */
 export interface Quote { market: string; at: number }
 
 export class PolymarketClient {
+  /** The Data API reads, on the same retry policy. */
+  readonly data: DataApiClient;
   private readonly cfg: PolymarketConfig;
   private readonly policy: RetryPolicy;
   private readonly log?: Logger;
@@ -82,6 +55,7 @@ export class PolymarketClient {
       timeoutMs: cfg.timeoutMs, retries: cfg.retries, retryBaseMs: cfg.retryBaseMs, restartWaitMs: cfg.restartWaitMs,
       onRetry: (error, delayMs, attempt) => log?.info('polymarket call retried', { error: error.message, attempt, delay_ms: Math.round(delayMs) }),
     };
+    this.data = new DataApiClient(cfg.dataApiHost, cfg.funder, this.policy, log);
   }
 
   private signed(path: string, query: Record<string, string | number | undefined>) {
@@ -90,14 +64,6 @@ export class PolymarketClient {
       for (const [k, v] of Object.entries(query)) if (v !== undefined) url.searchParams.set(k, String(v));
       const ts = Math.floor(Date.now() / 1000) + this.skewSeconds;
       return { url: url.toString(), headers: l2Headers(this.cfg, ts, 'GET', path) };
-    };
-  }
-
-  private dataApi(path: string, query: Record<string, string | number>) {
-    return () => {
-      const url = new URL(path, this.cfg.dataApiHost);
-      for (const [k, v] of Object.entries(query)) url.searchParams.set(k, String(v));
-      return { url: url.toString(), headers: {} };
     };
   }
 
@@ -217,75 +183,6 @@ export class PolymarketClient {
     await getJson('GET /balance-allowance/update', this.signed('/balance-allowance/update', query), this.policy);
     const body = await getJson('GET /balance-allowance', this.signed('/balance-allowance', query), this.policy);
     return decimal((body as { balance?: unknown } | null)?.balance, 'balance') / 1e6;
-  }
-
-  /** Value of open positions (Data API /value), 0 when it returns no row. */
-  async inventoryUsd(): Promise<number> {
-    const body = await getJson('GET /value', this.dataApi('/value', { user: this.cfg.funder }), this.policy);
-    const first = this.rows(body, '/value')[0];
-    return first ? decimal(first.value, 'value') : 0;
-  }
-
-  /** Positions of at least `minSize` shares; dust below it is not a position anyone holds on purpose. */
-  async positionCount(minSize: number): Promise<{ count: number; complete: boolean }> {
-    let count = 0;
-    for (let offset = 0; offset <= POSITIONS_MAX_OFFSET; offset += DATA_PAGE) {
-      const body = await getJson('GET /positions', this.dataApi('/positions', { user: this.cfg.funder, sizeThreshold: minSize, limit: DATA_PAGE, offset }), this.policy);
-      const page = this.rows(body, '/positions');
-      count += page.filter((p) => decimal(p.size, 'size') >= minSize).length;
-      if (page.length < DATA_PAGE) return { count, complete: true };
-    }
-    return { count, complete: false };
-  }
-
-  /**
-   * Every activity row with start ≤ timestamp < end (Unix seconds), oldest first, deposits and
-   * withdrawals included: /activity leaves them out unless excludeDepositsWithdrawals=false, even
-   * when `type` names them. Without `types`, every type: the default set (which carries types the
-   * writer may not know yet), then each opt-in type by name. Offsets stop at 5000, so past that the
-   * window's start moves to the last timestamp read and rows already read are recognised by their content.
-   */
-  async activity(start: number, end: number, types?: string[]): Promise<Activity[]> {
-    const seen = new Set<string>();
-    const out: Activity[] = [];
-    for (const selection of types ? [types] : [undefined, OPT_IN_ACTIVITY_TYPES]) {
-      out.push(...await this.activityOf(start, end, selection, seen));
-    }
-    return out.sort((a, b) => a.timestamp - b.timestamp);
-  }
-
-  private async activityOf(start: number, end: number, types: string[] | undefined, seen: Set<string>): Promise<Activity[]> {
-    const out: Activity[] = [];
-    let from = start;
-    for (;;) {
-      let full = true;
-      let last = from;
-      for (let offset = 0; offset <= ACTIVITY_MAX_OFFSET - DATA_PAGE && full; offset += DATA_PAGE) {
-        const query: Record<string, string | number> = {
-          user: this.cfg.funder, start: from, end, limit: DATA_PAGE, offset,
-          sortBy: 'TIMESTAMP', sortDirection: 'ASC', excludeDepositsWithdrawals: 'false',
-        };
-        if (types) query.type = types.join(',');
-        const page = this.rows(await getJson('GET /activity', this.dataApi('/activity', query), this.policy), '/activity');
-        for (const a of page) {
-          const timestamp = decimal(a.timestamp, 'timestamp');
-          const key = [a.transactionHash, a.type, a.asset, a.conditionId, a.side, a.size, a.usdcSize, timestamp].join('|');
-          last = Math.max(last, timestamp);
-          if (seen.has(key)) continue;
-          seen.add(key);
-          if (timestamp >= start && timestamp < end) {
-            out.push({
-              type: String(a.type), usdcSize: decimal(a.usdcSize, 'usdcSize'), size: a.size === undefined || a.size === null ? Number.NaN : decimal(a.size, 'size'),
-              side: typeof a.side === 'string' ? a.side : '', timestamp, key,
-            });
-          }
-        }
-        full = page.length === DATA_PAGE;
-      }
-      if (!full) return out;
-      if (last === from) throw new Error('GET /activity: more rows within one second than the Data API can page through');
-      from = last;
-    }
   }
 
   /** The collateral token's balance of the funder on Polygon (ERC-20 balanceOf, 6 decimals). */

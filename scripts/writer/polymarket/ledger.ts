@@ -1,5 +1,5 @@
 // What each Data API activity type means for the account's cash, and the trading cost of a day by
-// the equity-delta formula. Types: https://docs.polymarket.com/api-reference/core/get-user-activity
+// the equity-delta formula. Types: https://docs.polymarket.com/api-reference/feeds/list-account-activity
 //
 //   trading_pnl  = (cash₁ + inventory₁) − (cash₀ + inventory₀) − income − deposits + withdrawals
 //   trading_cost = −trading_pnl

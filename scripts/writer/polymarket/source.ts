@@ -11,7 +11,8 @@ import * as store from '../store.ts';
 import { PolymarketClient } from './client.ts';
 import { ACTIVITY_KINDS, tradingCost } from './ledger.ts';
 
-/** Positions smaller than one share are dust, not counted (the Data API's own default sizeThreshold). */
+/** Positions smaller than one share are dust, not counted (named in every request: the Data API's v2
+ * dust floor is 0.1 share, https://docs.polymarket.com/api-reference/wallet/list-positions-for-a-user-or-market). */
 export const POSITION_MIN_SIZE = 1;
 /** A capital snapshot counts as the day boundary's equity when it lies at most this long before 00:00 UTC. */
 export const BOUNDARY_TOLERANCE_MS = 30 * 60_000;
@@ -79,7 +80,7 @@ export class PolymarketSource implements Source {
   }
 
   /** Cash (on chain when POLYGON_RPC_URL is set, else the CLOB's refreshed balance), inventory, positions. */
-  async readCapital(): Promise<CapitalFigures & { positionsComplete: boolean }> {
+  async readCapital(): Promise<CapitalFigures> {
     let cash: number | undefined;
     if (this.cfg.polygonRpcUrl) {
       try {
@@ -89,10 +90,9 @@ export class PolymarketSource implements Source {
       }
     }
     cash ??= await this.client.clobCashUsd();
-    const inventory = await this.client.inventoryUsd();
-    const positions = await this.client.positionCount(POSITION_MIN_SIZE);
-    if (!positions.complete) this.log.warn('more positions than the Data API pages through: the count stops there');
-    return { cash_usd: usd6(cash), inventory_usd: usd6(inventory), positions: positions.count, positionsComplete: positions.complete };
+    const inventory = await this.client.data.inventoryUsd();
+    const positions = await this.client.data.positionCount(POSITION_MIN_SIZE);
+    return { cash_usd: usd6(cash), inventory_usd: usd6(inventory), positions };
   }
 
   /**
@@ -104,7 +104,7 @@ export class PolymarketSource implements Source {
    * standby that takes over count the same ones; only readings taken after the previous snapshot count.
    */
   async capital(now: Date, db: WriterDb): Promise<CapitalFigures | null> {
-    const { positionsComplete: _, ...reading } = await this.readCapital();
+    const reading = await this.readCapital();
     const previous = await db.selectFrom('stats.capital').select(['observed_at', 'cash_usd', 'inventory_usd'])
       .where('is_demo', '=', false).where('observed_at', '<', now).orderBy('observed_at', 'desc').limit(1).executeTakeFirst();
     const held = await store.heldCapital(db);
@@ -120,7 +120,7 @@ export class PolymarketSource implements Source {
     const prevCash = Number(previous.cash_usd);
     const prevAtStake = usd6(prevCash + Number(previous.inventory_usd));
     if (!moved(cash, prevCash) && !moved(atStake, prevAtStake)) return publish();
-    const flows = await this.client.activity(seconds(previous.observed_at.getTime()), seconds(now.getTime()) + 1);
+    const flows = await this.client.data.activity(seconds(previous.observed_at.getTime()), seconds(now.getTime()) + 1);
     if (flows.some((f) => ACTIVITY_KINDS[f.type] === 'transfer' || ACTIVITY_KINDS[f.type] === 'trading')) return publish();
     const agrees = held !== undefined && held.first_read_at > previous.observed_at
       && !moved(cash, held.cash_usd) && !moved(atStake, held.at_stake_usd);
@@ -172,7 +172,7 @@ export class PolymarketSource implements Source {
 
   /** REWARD activity credited on each payout date from `from` to `to` (UTC days), in USD. */
   async rewardCredits(from: string, to: string): Promise<Map<string, number>> {
-    const rows = await this.client.activity(seconds(midnightMs(from)), seconds(midnightMs(to) + DAY_MS), ['REWARD']);
+    const rows = await this.client.data.activity(seconds(midnightMs(from)), seconds(midnightMs(to) + DAY_MS), ['REWARD']);
     const out = new Map<string, number>();
     for (const r of rows) {
       if (r.type !== 'REWARD') continue;
@@ -193,7 +193,7 @@ export class PolymarketSource implements Source {
     const s0 = await this.snapshotBefore(db, start);
     const s1 = await this.snapshotBefore(db, start + DAY_MS);
     if (!s0 || !s1 || s0.at >= s1.at) return null;
-    const result = tradingCost(s0, s1, await this.client.activity(seconds(s0.at), seconds(s1.at)));
+    const result = tradingCost(s0, s1, await this.client.data.activity(seconds(s0.at), seconds(s1.at)));
     if (result.kind === 'provisional') {
       this.log.warn('trading cost provisional: activity of unknown types', { date, types: result.unknownTypes });
       return null;

@@ -1,0 +1,55 @@
+// The verifier as the site serves it: its source folder (scripts/verify/, TypeScript that imports only
+// Node's own modules and itself) bundled by esbuild (https://esbuild.github.io/api/#build) into one
+// ES module anyone runs with `node`, naming the site that serves it as the one it checks by default.
+import { readFileSync } from 'node:fs';
+import path from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { build, type Plugin } from 'esbuild';
+
+const VERIFIER_DIR = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '../../scripts/verify');
+/** The command line: the bundle's entry, whose opening comment says what the file checks and from which standards. */
+const VERIFIER_ENTRY = path.join(VERIFIER_DIR, 'cli.ts');
+/** The module that names the site checked by default: the served file names the site that serves it. */
+const DEFAULT_SITE_MODULE = path.join(VERIFIER_DIR, 'default-site.ts');
+/** The oldest Node the served file is written for (its opening comment says so). */
+const NODE_TARGET = 'node20';
+
+/** An esbuild plugin (https://esbuild.github.io/plugins/#on-load) that gives the default-site module this site. */
+const namingSite = (siteUrl: string): Plugin => ({
+  name: 'default-site',
+  setup(build) {
+    build.onLoad({ filter: /default-site\.ts$/ }, (args) => (path.resolve(args.path) === DEFAULT_SITE_MODULE
+      ? { contents: `export const DEFAULT_SITE = ${JSON.stringify(siteUrl)};\n`, loader: 'ts' }
+      : undefined));
+  },
+});
+
+/** The entry's opening lines of `//` comments: esbuild keeps no plain comment, so they head the bundle as its banner. */
+function openingComment(source: string): string {
+  const lines = source.split('\n');
+  const end = lines.findIndex((line) => !line.startsWith('//'));
+  return lines.slice(0, end < 0 ? lines.length : end).join('\n');
+}
+
+/** The served verifier for the site at `siteUrl`: one JavaScript file of the whole folder. */
+export async function verifierScript(siteUrl: string): Promise<string> {
+  const result = await build({
+    entryPoints: [VERIFIER_ENTRY],
+    bundle: true,
+    write: false,
+    platform: 'node',
+    format: 'esm',
+    target: NODE_TARGET,
+    // Node's own modules stay imports; anything else would be bundled in, and fails below.
+    external: ['node:*'],
+    plugins: [namingSite(siteUrl)],
+    banner: { js: openingComment(readFileSync(VERIFIER_ENTRY, 'utf8')) },
+    legalComments: 'none',
+    metafile: true,
+    logLevel: 'silent',
+  });
+  // Written from the standards, not from the service's code: nothing outside its folder goes in.
+  const foreign = Object.keys(result.metafile.inputs).filter((input) => !path.resolve(input).startsWith(VERIFIER_DIR + path.sep));
+  if (foreign.length) throw new Error(`The verifier's bundle takes in ${foreign.join(', ')}: scripts/verify/ may import only Node's own modules (node:…) and itself.`);
+  return result.outputFiles[0]!.text;
+}
