@@ -156,7 +156,10 @@ export function keepCertificate(cfg: Config, initial: TlsStatus, log: Log): Cert
         failures += 1;
         waitMs = retryDelayMs(failures);
         const why = (error as Error).message;
-        log(`tls: ${status.certificate ? 'could not renew the certificate' : 'could not obtain a certificate'} from ${cfg.tls!.acmeDirectoryUrl}: ${why}; trying again in ${Math.round(waitMs / 1000)} s.`);
+        const own = cfg.tls!.ownCertificate;
+        const what = own ? `could not load the certificate from TLS_CERT_FILE ${own.certFile}`
+          : `${status.certificate ? 'could not renew the certificate' : 'could not obtain a certificate'} from ${cfg.tls!.acmeDirectoryUrl}`;
+        log(`tls: ${what}: ${why}; trying again in ${Math.round(waitMs / 1000)} s.`);
         // The served certificate, if any, stays; health says why it could not be renewed.
         try {
           await apply({ certificate: status.certificate, error: why });
