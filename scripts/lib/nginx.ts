@@ -233,7 +233,7 @@ function bindWrapper(cfg: Config, ids: { uid?: number; gid?: number }): string[]
     return ['setpriv', `--reuid=${ids.uid}`, `--regid=${ids.gid}`, '--clear-groups', '--inh-caps=+net_bind_service', '--ambient-caps=+net_bind_service', '--'];
   }
   if (hasAmbientBindCapability()) return [];
-  throw new Error(`nginx cannot listen on port ${low.join(' and ')} (HTTPS_PORT, HTTP_PORT) as this user: run the stack as root, or with the capability CAP_NET_BIND_SERVICE (systemd: AmbientCapabilities=CAP_NET_BIND_SERVICE), or forward ports 443 and 80 to unprivileged ones set in HTTPS_PORT and HTTP_PORT.`);
+  throw new Error(`nginx cannot listen on port${low.length > 1 ? 's' : ''} ${low.join(' and ')} (HTTPS_PORT, HTTP_PORT) as this user: run the stack as root, or with the capability CAP_NET_BIND_SERVICE (systemd: AmbientCapabilities=CAP_NET_BIND_SERVICE), or forward ports 443 and 80 to unprivileged ones set in HTTPS_PORT and HTTP_PORT.`);
 }
 
 /** A rendered and checked nginx: what starting it (again, after a crash) needs. */
