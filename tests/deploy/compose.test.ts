@@ -295,6 +295,22 @@ describe('docker-compose.yml', () => {
     expect(services.edge!.environment!.EDGE_POSTGREST_UPSTREAM).toBe('http://${POSTGREST_UPSTREAM:-rest:3000}');
   });
 
+  it('serves HTTPS with the certificate of the acme service: what it writes is what the gateway reads', () => {
+    const gateway = services.gateway!;
+    const acme = services.acme!;
+    expect(gateway.ports).toEqual(expect.arrayContaining(['${HTTPS_PORT:-443}:443', '${HTTP_PORT:-80}:80']));
+    // the challenges, the certificates and the TLS parts: written by acme, read by the gateway
+    for (const [volume, written, read] of [['acme-webroot', '/var/www/acme', '/var/www/acme'], ['letsencrypt', '/etc/letsencrypt', '/etc/letsencrypt'], ['tls-nginx', '/etc/nginx-tls', '/etc/nginx/tls']]) {
+      expect(acme.volumes).toContain(`${volume}:${written}`);
+      expect(gateway.volumes).toContain(`${volume}:${read}:ro`);
+      expect(compose.volumes).toHaveProperty(volume!);
+    }
+    expect(gateway.environment!.ACME_WEBROOT).toBe('/var/www/acme');
+    expect(acme.volumes).toContain('./site/nginx/tls/serving:/templates:ro');
+    expect(gateway.volumes).toContain('./site/nginx/tls/compose-gateway.sh:/docker-entrypoint.d/40-tls.sh:ro');
+    expect(acme.environment).toMatchObject({ SITE_URL: '${SITE_URL}', API_URL: '${API_URL}' });
+  });
+
   it('mounts the same nginx templates and snippets the local stack renders', () => {
     const mounts = services.gateway!.volumes!;
     expect(mounts).toContain('./site/nginx/templates:/etc/nginx/templates:ro');
