@@ -48,9 +48,14 @@ export interface AnswerSigning {
   sign(answer: Answer, coding: ContentCoding | undefined, memoKey?: string): Promise<SignedAnswer>;
 }
 
-export function createAnswerSigning(signer: () => Promise<AnswerSigner>, authority: string, compress: Compress | undefined): AnswerSigning {
+/**
+ * `beforeNaming` is awaited before an answer goes out naming a log state (in its Log-Checkpoint
+ * field), so that the log is served at that state by then.
+ */
+export function createAnswerSigning(signer: () => Promise<AnswerSigner>, authority: string, compress: Compress | undefined, beforeNaming: (head: LogHead) => Promise<void>): AnswerSigning {
   const memo = new Map<string, Promise<SignedAnswer>>();
   const make = async (answer: Answer, coding: ContentCoding | undefined): Promise<SignedAnswer> => {
+    if (answer.logCheckpoint) await beforeNaming(answer.logCheckpoint);
     const logCheckpoint = answer.logCheckpoint ? logCheckpointField(answer.logCheckpoint) : undefined;
     const identity = typeof answer.body === 'string' ? new TextEncoder().encode(answer.body) : answer.body;
     const compressed = coding && compress && identity.length >= MIN_COMPRESSED_BYTES ? compress(identity, coding) : undefined;

@@ -8,6 +8,8 @@ import { SITE_PATHS } from '../contract/paths.ts';
 import { createAnswerSigning, requestedCoding, type Compress } from './answers.ts';
 import type { EdgeConfig } from './config.ts';
 import { createFigures, type Figures } from './figures.ts';
+import { LogHolder, postgrestReads, type LogSource } from './log-holder.ts';
+import { createLogReader } from './log-views.ts';
 import { jsonError } from './http.ts';
 import { createAnswerSigner, type AnswerSigner } from './response-signature.ts';
 import { forCacheFill, notFound, type Sign } from './routing.ts';
@@ -30,17 +32,21 @@ export interface AppOptions {
   figures?: Figures;
   /** How the edge reaches the API host and PostgREST; by default the runtime's own. */
   fetch?: typeof fetch;
+  /** The node's one holder of the log's state; by default one of this process's own (the edge alone on its node). */
+  logSource?: LogSource;
 }
 
 export function createApp(cfg: EdgeConfig, options: AppOptions = {}): Hono {
   const fetchImpl = options.fetch ?? fetch;
-  const figures = options.figures ?? createFigures(cfg, createUpstream(cfg, fetchImpl));
+  const logs = createLogReader(options.logSource ?? new LogHolder(postgrestReads(cfg.postgrestUpstream, cfg.upstreamTimeoutMs, fetchImpl)));
+  const figures = options.figures ?? createFigures(cfg, createUpstream(cfg, fetchImpl), logs);
   // One signing key for both hosts; each signs the authority its clients call, in the one coding
   // the gateway asked for.
   let answerSigner: Promise<AnswerSigner> | undefined;
   const signer = () => (answerSigner ??= createAnswerSigner(cfg.httpSigPrivateKey));
   const signFor = (origin: string): Sign => {
-    const signing = createAnswerSigning(signer, new URL(origin).host, options.compress);
+    // No answer names a checkpoint before the log's holder holds it: whoever reads the name can fetch it.
+    const signing = createAnswerSigning(signer, new URL(origin).host, options.compress, (head) => logs.ensure(head.origin, head.size));
     return (c, answer, memoKey) => signing.sign(answer, requestedCoding(c.req.header('accept-encoding'), options.compress), memoKey);
   };
 
@@ -63,7 +69,7 @@ export function createApp(cfg: EdgeConfig, options: AppOptions = {}): Hono {
 
   app.route(SITE_PATHS.HOME, createRecordsApp({ cfg, figures, sign: signFor(cfg.siteUrl), renderPng: options.renderPng }));
   app.route(SITE_PATHS.HOME, createApiHostApp({ cfg, sign: signFor(cfg.apiUrl), fetch: fetchImpl }));
-  app.route(SITE_PATHS.LOG, createLogApp(cfg, figures));
+  app.route(SITE_PATHS.LOG, createLogApp(cfg, logs, figures));
   app.route(SITE_PATHS.HOME, createAgentsApp(cfg, figures));
   app.route(SITE_PATHS.HOME, createKeyDirectoryApp(cfg));
   app.route(SITE_PATHS.HOME, createPageApp(cfg, figures));

@@ -33,11 +33,6 @@ export class SingleFlight<T> {
     return loading;
   }
 
-  /** Keeps a value loaded elsewhere, as if this cache had just loaded it. */
-  set(value: T): void {
-    this.#value = { at: this.now(), value };
-  }
-
   #refresh(): Promise<T> {
     this.#inflight ??= this.load()
       .then((value) => {

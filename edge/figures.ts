@@ -6,6 +6,7 @@ import type { EdgeConfig } from './config.ts';
 import { strongEtag } from './http.ts';
 import type { HistoryRecord, LogRecord, PublishedHealth, PublishedStats, StatsRecord } from '../contract/records.ts';
 import { citeSentence, notesFor, SERVICE_NAME } from '../contract/texts/rules.ts';
+import type { LogReader } from './log-views.ts';
 import type { Upstream } from './upstream.ts';
 
 export interface Prepared<T> {
@@ -36,10 +37,8 @@ export interface Figures {
   /** The whole track record, as landing_history returns it. */
   history(): Promise<Prepared<HistoryRecord>>;
   health(): Promise<Prepared<PublishedHealth>>;
-  /** The transparency log, as landing_log returns it. */
+  /** The transparency log in use, as landing_log returns it and the node's one holder of the log holds it. */
   log(): Promise<Prepared<LogRecord>>;
-  /** The transparency log read anew, for a request that names more than the cached one holds; it refreshes the cache too. */
-  logNow(): Promise<Prepared<LogRecord>>;
 }
 
 export function publishStats(record: StatsRecord, cfg: EdgeConfig): PublishedStats {
@@ -50,7 +49,7 @@ export function publishStats(record: StatsRecord, cfg: EdgeConfig): PublishedSta
   };
 }
 
-async function prepare<T>(value: T): Promise<Prepared<T>> {
+export async function prepare<T>(value: T): Promise<Prepared<T>> {
   const body = `${JSON.stringify(value)}\n`;
   return { value, body, etag: await strongEtag(body) };
 }
@@ -61,10 +60,7 @@ async function prepare<T>(value: T): Promise<Prepared<T>> {
  */
 const RECORD_STALE_MS = 30_000;
 
-/** How often a request for more than the cached log holds may read it anew. */
-const LOG_NOW_MIN_MS = 1000;
-
-export function createFigures(cfg: EdgeConfig, upstream: Upstream): Figures {
+export function createFigures(cfg: EdgeConfig, upstream: Upstream, logs: LogReader): Figures {
   const stale = { staleMs: RECORD_STALE_MS };
   const stats = new SingleFlight(async () => prepare(publishStats(await upstream.stats(), cfg)), cfg.statsTtlMs, stale);
   const health = new SingleFlight(async () => {
@@ -72,22 +68,5 @@ export function createFigures(cfg: EdgeConfig, upstream: Upstream): Figures {
     return prepare<PublishedHealth>({ ...record, api_host_reachable: apiHostReachable });
   }, cfg.healthTtlMs);
   const history = new SingleFlight(async () => prepare(await upstream.history()), cfg.statsTtlMs, stale);
-  // The log this process serves never goes back: a read from a standby that has not yet replayed the
-  // newest checkpoint (PostgREST prefers the standby and falls back to the primary) keeps the newer view.
-  let newestLog: Prepared<LogRecord> | undefined;
-  const forward = async (record: LogRecord) => {
-    const held = newestLog?.value.log_checkpoint;
-    const read = record.log_checkpoint;
-    if (newestLog && held && read?.origin === held.origin && read.size < held.size) return newestLog;
-    newestLog = await prepare(record);
-    return newestLog;
-  };
-  const log = new SingleFlight(async () => forward(await upstream.log()), cfg.statsTtlMs, stale);
-  // At most one such read a second, however many requests name what this view lacks.
-  const logNow = new SingleFlight(async () => {
-    const prepared = await forward(await upstream.logNow());
-    log.set(prepared);
-    return prepared;
-  }, LOG_NOW_MIN_MS);
-  return { stats: () => stats.get(), history: () => history.get(), health: () => health.get(), log: () => log.get(), logNow: () => logNow.get() };
+  return { stats: () => stats.get(), history: () => history.get(), health: () => health.get(), log: () => logs.inUse() };
 }

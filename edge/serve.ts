@@ -1,21 +1,25 @@
 // The edge's app served on its port: what each worker (or the only process) runs. The cluster
-// primary does not load it, so it holds only the configuration and the warm keeper.
+// primary does not load it, so it holds only the configuration, the warm keeper and the log's holder.
 import { serve, type Http2Bindings, type HttpBindings } from '@hono/node-server';
 import cluster from 'node:cluster';
 import { ServerResponse, type Server } from 'node:http';
 import { brotliCompressSync, constants, gzipSync } from 'node:zlib';
 import { CACHE_FILL_HEADER, createApp } from './app.ts';
 import type { EdgeConfig } from './config.ts';
+import type { LogSource } from './log-holder.ts';
 import { renderSharePng } from './share-png.ts';
 
-/** Serves the app on the port (alone, or as one of the workers sharing it); stops on SIGTERM or SIGINT. */
-export function serveApp(cfg: EdgeConfig, hostname: string, port: number, onStop: () => void): void {
+/**
+ * Serves the app on the port (alone, or as one of the workers sharing it, asking `logSource` in the
+ * primary for the log); stops on SIGTERM or SIGINT.
+ */
+export function serveApp(cfg: EdgeConfig, hostname: string, port: number, onStop: () => void, logSource?: LogSource): void {
   // The gateway's own levels (gzip_comp_level, brotli_comp_level 5): the records are compressed once per
   // upstream answer, so a middling level costs little and saves most of the bytes.
   const compress = (body: Uint8Array, coding: 'gzip' | 'br') => coding === 'gzip'
     ? gzipSync(body, { level: 5 })
     : brotliCompressSync(body, { params: { [constants.BROTLI_PARAM_QUALITY]: 5, [constants.BROTLI_PARAM_SIZE_HINT]: body.length } });
-  const app = createApp(cfg, { renderPng: renderSharePng, compress });
+  const app = createApp(cfg, { renderPng: renderSharePng, compress, logSource });
   /**
    * A gateway parses a cached answer's stored headers again on every hit, so a cache fill is answered
    * without Node's own Date, Connection and Keep-Alive (HTTP/1.1 connections persist without them,

@@ -1,12 +1,14 @@
 // Node entry of the edge: the portable Hono app (edge/app.ts) on @hono/node-server (edge/serve.ts).
 // Started by the local stack (scripts/stack) as `node edge/server.ts` with the EDGE_* variables.
 // One process serves on one core; with EDGE_WORKERS above 1 (by default one per core) this process
-// forks that many workers that share the listening socket (https://nodejs.org/api/cluster.html) and
-// keeps the gateways warm itself. A worker that dies takes the whole edge down, so whoever supervises
+// forks that many workers that share the listening socket (https://nodejs.org/api/cluster.html),
+// keeps the gateways warm itself and holds the transparency log's state for all of them. A worker that dies takes the whole edge down, so whoever supervises
 // the edge starts it again whole.
 import cluster from 'node:cluster';
 import { availableParallelism } from 'node:os';
 import { edgeConfigFromEnv } from './config.ts';
+import { LogHolder, postgrestReads, type LogSource } from './log-holder.ts';
+import { logSourceFromPrimary, serveLogHolder } from './log-ipc.ts';
 import { keepWarm, warmTargets } from './warm.ts';
 
 const cfg = edgeConfigFromEnv(process.env);
@@ -31,11 +33,13 @@ function warmGateways(): () => void {
 }
 
 // Loaded only where it is served: a cluster primary that loaded the app would hold tens of MiB it never uses.
-const served = (onStop: () => void) => import('./serve.ts').then(({ serveApp }) => serveApp(cfg, hostname, port, onStop));
+const served = (onStop: () => void, logSource?: LogSource) => import('./serve.ts').then(({ serveApp }) => serveApp(cfg, hostname, port, onStop, logSource));
 
 if (workers === 1) {
   await served(warmGateways());
 } else if (cluster.isPrimary) {
+  // The log's one holder, which every worker asks, so that no two answers disagree on the log.
+  serveLogHolder(new LogHolder(postgrestReads(cfg.postgrestUpstream, cfg.upstreamTimeoutMs)));
   let stopping = false;
   for (let i = 0; i < workers; i++) cluster.fork();
   const stopWarming = warmGateways();
@@ -59,5 +63,5 @@ if (workers === 1) {
   process.on('SIGINT', stop);
 } else {
   // The primary stops the workers; a signal from the terminal to the whole group stops them too.
-  await served(() => {});
+  await served(() => {}, logSourceFromPrimary());
 }

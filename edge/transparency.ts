@@ -7,6 +7,8 @@
 // entries the latest checkpoint covers, once per upstream answer.
 import { Hono, type Context } from 'hono';
 import type { EdgeConfig } from './config.ts';
+import type { LogKind } from './log-holder.ts';
+import type { LogReader } from './log-views.ts';
 import { datesMissing, midnightMs } from '../contract/dates.ts';
 import { CACHE_IMMUTABLE } from '../contract/documents.ts';
 import { madeFrom, type Figures, type Prepared } from './figures.ts';
@@ -15,7 +17,7 @@ import { JSON_TYPE, unavailable } from './routing.ts';
 import { esc } from './page/escape.ts';
 import { logOrigin, logPrefix, SITE_PATHS } from '../contract/paths.ts';
 import type { HistoryRecord, LogRecord } from '../contract/records.ts';
-import { logSentences, logSummary, signerOf } from '../contract/texts/witnessing.ts';
+import { allGaps, GAPS_ANCHOR, logSentences, logSummary, signerOf } from '../contract/texts/witnessing.ts';
 import { partHtml } from './page/html.ts';
 import { logInUse, SERVICE_NAME, verification } from '../contract/texts/rules.ts';
 import { base64 } from '../contract/log-key.ts';
@@ -105,7 +107,9 @@ function logPage(log: PublishedLog, history: HistoryRecord | undefined, cfg: Pic
   const say = verification(cfg);
   const site = cfg.siteUrl;
   const prefix = logPrefix(log.demo);
-  const facts = history ? logSentences(logSummary(history, log.record), log.demo, cfg).facts : [['The track record could not be read right now.']];
+  const summary = history && logSummary(history, log.record);
+  const facts = summary ? logSentences(summary, log.demo, cfg).facts : [['The track record could not be read right now.']];
+  const gaps = summary && allGaps(summary);
   const policy = log.policy === null ? '' : `<dt>Witness policy</dt><dd><a href="${esc(site + prefix)}policy">${esc(site + prefix)}policy</a></dd>\n`;
   return `<!doctype html>
 <html lang="en"><head><meta charset="utf-8"><meta name="viewport" content="width=device-width, initial-scale=1">
@@ -115,7 +119,7 @@ function logPage(log: PublishedLog, history: HistoryRecord | undefined, cfg: Pic
 <ul id="log-summary">
 ${facts.map((parts) => `<li>${parts.map(partHtml).join('')}</li>`).join('\n')}
 </ul>
-<p>${esc(say.logged)}</p>
+${gaps ? `<h2 id="${GAPS_ANCHOR}">Dates with no figure</h2>\n<p>${esc(gaps)}</p>\n` : ''}<p>${esc(say.logged)}</p>
 <p>${esc(logInUse(cfg, log.demo))}</p>
 <dl>
 <dt>Origin</dt><dd><code>${esc(log.origin)}</code></dd>
@@ -147,20 +151,36 @@ function emptyLogPage(cfg: Pick<EdgeConfig, 'siteUrl' | 'logOrigin'>): string {
 
 const ISO_DATE = /^\d{4}-\d{2}-\d{2}$/;
 
-/** Whether a tile lies beyond a tree of `size` leaves: a view that is behind may not hold it yet. */
-function beyond(tile: TileAddress, size: number): boolean {
+/** The tree size from which the log holds `tile`. */
+function sizeHolding(tile: TileAddress): number {
   const level = tile.level === 'entries' ? 0 : tile.level;
-  return (tile.index * TILE_WIDTH + (tile.width ?? TILE_WIDTH)) * TILE_WIDTH ** level > size;
+  return (tile.index * TILE_WIDTH + (tile.width ?? TILE_WIDTH)) * TILE_WIDTH ** level;
 }
 
+/** The logs as served now: the one the figures use, and each log the node's holder holds (undefined while it has no checkpoint). */
+interface ServedLogs {
+  inUse: LogKind;
+  logs: Partial<Record<LogKind, PublishedLog | undefined>>;
+}
+
+const kindOf = (demo: boolean): LogKind => (demo ? 'demo' : 'real');
+
 /** The log's routes, mounted at SITE_PATHS.LOG by the app: the real log there, the demo log under demo/. */
-export function createLogApp(cfg: EdgeConfig, figures: Figures): Hono {
+export function createLogApp(cfg: EdgeConfig, reader: LogReader, figures: Figures): Hono {
   const app = new Hono();
-  const published = madeFrom(async (record: Prepared<LogRecord>) => publishLog(record.value, cfg.siteUrl));
-  /** The log now served: 'down' when it cannot be read, undefined while nothing is signed. */
-  const current = async (afresh = false): Promise<PublishedLog | undefined | 'down'> => {
+  const publisher = () => madeFrom(async (record: Prepared<LogRecord>) => publishLog(record.value, cfg.siteUrl));
+  // One each: the demo log stays held beside the real one.
+  const publishers = { real: publisher(), demo: publisher() };
+  /** The logs now served, as the node's holder holds them: 'down' when they cannot be read. */
+  const current = async (): Promise<ServedLogs | 'down'> => {
     try {
-      return await published(await (afresh ? figures.logNow() : figures.log()));
+      const views = await reader.now();
+      const logs: ServedLogs['logs'] = {};
+      for (const kind of ['real', 'demo'] as const) {
+        const record = views.logs[kind];
+        if (record) logs[kind] = await publishers[kind](record);
+      }
+      return { inUse: views.inUse, logs };
     } catch (error) {
       console.error(`edge: ${(error as Error).message}`);
       return 'down';
@@ -169,38 +189,55 @@ export function createLogApp(cfg: EdgeConfig, figures: Figures): Hono {
   const notHere = (what: string, headers: Record<string, string> = {}) => jsonError(404, `Not found: ${what}.`, headers);
 
   for (const demo of [false, true]) {
+    const kind = kindOf(demo);
     const at = (path: string) => logPrefix(demo).slice(SITE_PATHS.LOG.length - 1) + path;
-    /** The log this prefix serves, or the answer that says where it is. */
-    const served = async (afresh = false): Promise<PublishedLog | Response> => {
-      const log = await current(afresh);
-      if (log === 'down') return unavailable();
-      if (!log) return notHere('the log holds no signed checkpoint yet', NOT_YET);
-      if (log.demo !== demo) return notHere(`the figures are ${log.demo ? 'demo data: their log is at' : 'real: their log is at'} ${logPrefix(log.demo)}`, NOT_YET);
-      return log;
+    /**
+     * The log this prefix serves, or the answer that says where it is. While the figures are demo
+     * data and no real log was ever signed, the real log's paths lead to the demo log's, so that every
+     * documented path of the log answers; a log once served stays served at its own paths.
+     */
+    const served = async (c: Context): Promise<PublishedLog | Response> => {
+      const now = await current();
+      if (now === 'down') return unavailable();
+      const log = now.logs[kind];
+      if (log) return log;
+      if (!demo && now.inUse === 'demo' && now.logs.demo) {
+        const url = new URL(c.req.url);
+        return new Response(null, { status: 302, headers: { location: SITE_PATHS.LOG_DEMO + url.pathname.slice(SITE_PATHS.LOG.length) + url.search, ...NOT_YET } });
+      }
+      if (now.inUse === kind || !now.logs[now.inUse]) return notHere('the log holds no signed checkpoint yet', NOT_YET);
+      return notHere(`the figures are ${now.inUse === 'demo' ? 'demo data: their log is at' : 'real: their log is at'} ${logPrefix(now.inUse === 'demo')}`, NOT_YET);
+    };
+    /** The log this prefix serves once its holder holds `size` entries, if it ever signed that many (a client named it). */
+    const servedHolding = async (c: Context, size: number): Promise<PublishedLog | Response> => {
+      const log = await served(c);
+      if (log instanceof Response || log.tree.size >= size) return log;
+      await reader.ensure(log.origin, size, true);
+      return served(c);
     };
 
     app.get(at(''), async (c) => {
+      const now = await current();
+      if (now === 'down') return unavailable();
       // A person who follows a link to the other log's page is taken to the log in use.
-      const inUse = await current();
-      if (inUse && inUse !== 'down' && inUse.demo !== demo) return c.redirect(logPrefix(inUse.demo));
+      if (now.inUse !== kind) return c.redirect(logPrefix(now.inUse === 'demo'));
+      const log = now.logs[kind];
       // Before the first checkpoint the page says so, rather than answer a person with a 404.
-      if (inUse === undefined) return new Response(emptyLogPage(cfg), { headers: { 'content-type': 'text/html; charset=utf-8', 'cache-control': SHORT_CACHE_CONTROL } });
-      const log = await served();
-      if (log instanceof Response) return log;
+      if (!log) return new Response(emptyLogPage(cfg), { headers: { 'content-type': 'text/html; charset=utf-8', 'cache-control': SHORT_CACHE_CONTROL } });
       const history = await figures.history().then((h) => h.value, () => undefined);
       return new Response(logPage(log, history, cfg), { headers: { 'content-type': 'text/html; charset=utf-8', 'cache-control': SHORT_CACHE_CONTROL } });
     });
 
     app.get(at('checkpoint'), async (c) => {
-      const log = await served();
+      const log = await served(c);
       if (log instanceof Response) return log;
       const headers = { 'content-type': TEXT_TYPE, 'cache-control': CHECKPOINT_CACHE_CONTROL, etag: log.checkpointEtag };
       if (etagMatches(c.req.header('if-none-match'), log.checkpointEtag)) return new Response(null, { status: 304, headers });
       return new Response(log.checkpoint, { headers });
     });
 
-    app.get(at('checkpoint/'), async () => {
-      const log = await served();
+    app.get(at('checkpoint/'), async (c) => {
+      const log = await served(c);
       if (log instanceof Response) return log;
       return new Response(log.listing, { headers: { 'content-type': JSON_TYPE, 'cache-control': CHECKPOINT_CACHE_CONTROL } });
     });
@@ -208,17 +245,15 @@ export function createLogApp(cfg: EdgeConfig, figures: Figures): Hono {
     app.get(at('checkpoint/:size'), async (c) => {
       const size = c.req.param('size')!;
       if (!/^[1-9]\d{0,15}$/.test(size)) return jsonError(400, `A checkpoint is named by its tree size, a whole number above 0; got "${size}".`);
-      let log = await served();
-      if (log instanceof Response) return log;
-      if (!log.archive.has(Number(size)) && Number(size) > log.tree.size) log = await served(true);
+      const log = await servedHolding(c, Number(size));
       if (log instanceof Response) return log;
       const archived = log.archive.get(Number(size));
       if (!archived) return notHere(`the log signed no checkpoint of ${size} entries`, NOT_YET);
       return new Response(archived.text, { headers: { 'content-type': TEXT_TYPE, 'cache-control': archived.settled && !demo ? CACHE_IMMUTABLE : SHORT_CACHE_CONTROL } });
     });
 
-    app.get(at('policy'), async () => {
-      const log = await served();
+    app.get(at('policy'), async (c) => {
+      const log = await served(c);
       if (log instanceof Response) return log;
       if (log.policy === null) return notHere('the log has no witness policy: it is not witnessed', NOT_YET);
       return new Response(log.policy, { headers: { 'content-type': TEXT_TYPE, 'cache-control': SHORT_CACHE_CONTROL } });
@@ -227,15 +262,10 @@ export function createLogApp(cfg: EdgeConfig, figures: Figures): Hono {
     app.get(at('tile/*'), async (c) => {
       const tile = parseTilePath(c.req.path.slice(logPrefix(demo).length));
       if (!tile) return notHere('not a tile path (tile/<L>/<N>[.p/<W>] or tile/entries/<N>[.p/<W>], N in x-prefixed three-digit groups)');
-      let log = await served();
+      // A checkpoint another node serves may already name this tile: the holder reads the log anew before saying no.
+      const log = await servedHolding(c, sizeHolding(tile));
       if (log instanceof Response) return log;
-      let bytes = tileBytes(log.tree, log.entries, tile);
-      // A checkpoint served by another worker or node may already name this tile: read the log anew before saying no.
-      if (!bytes && beyond(tile, log.tree.size)) {
-        log = await served(true);
-        if (log instanceof Response) return log;
-        bytes = tileBytes(log.tree, log.entries, tile);
-      }
+      const bytes = tileBytes(log.tree, log.entries, tile);
       if (!bytes) return notHere('the log holds no such tile yet', NOT_YET);
       // A full tile never changes; a partial one is a prefix of what comes, kept briefly all the same.
       const immutable = tile.width === undefined && !demo;
@@ -243,11 +273,11 @@ export function createLogApp(cfg: EdgeConfig, figures: Figures): Hono {
     });
 
     // The receipts there are: each night's latest entry, by date.
-    app.get(at('proof/'), async () => {
-      const inUse = await current();
+    app.get(at('proof/'), async (c) => {
+      const now = await current();
       // No checkpoint signed yet: no receipt either.
-      if (inUse === undefined) return new Response(`${JSON.stringify({ origin: logOrigin(cfg, demo), size: 0, receipts: [], gaps: [] })}\n`, { headers: { 'content-type': JSON_TYPE, 'cache-control': NOT_YET['cache-control'] } });
-      const log = await served();
+      if (now !== 'down' && !Object.values(now.logs).some(Boolean)) return new Response(`${JSON.stringify({ origin: logOrigin(cfg, demo), size: 0, receipts: [], gaps: [] })}\n`, { headers: { 'content-type': JSON_TYPE, 'cache-control': NOT_YET['cache-control'] } });
+      const log = await served(c);
       if (log instanceof Response) return log;
       const receipts = [...log.latest].sort(([a], [b]) => (a < b ? -1 : 1)).map(([date, index]) => ({ date, index, url: `${cfg.siteUrl}${logPrefix(demo)}proof/${date}` }));
       return new Response(`${JSON.stringify({ origin: log.origin, size: log.tree.size, receipts, gaps: logGaps(log.latest) })}\n`, { headers: { 'content-type': JSON_TYPE, 'cache-control': SHORT_CACHE_CONTROL } });
@@ -256,7 +286,7 @@ export function createLogApp(cfg: EdgeConfig, figures: Figures): Hono {
     app.get(at('proof/:date'), async (c) => {
       const date = c.req.param('date')!;
       if (!ISO_DATE.test(date) || Number.isNaN(midnightMs(date))) return jsonError(400, `The night must be a date, YYYY-MM-DD (UTC); got "${date}".`);
-      const log = await served();
+      const log = await served(c);
       if (log instanceof Response) return log;
       const index = log.latest.get(date);
       if (index === undefined) return notHere(`the log holds no entry for ${date} (a night enters it three days after its date)`, NOT_YET);

@@ -1,7 +1,7 @@
 // What the transparency log shows about the track record, in words a person takes in at a glance:
 // how many nights are logged, how many the witnesses cosigned in time and how many late, by which
 // witnesses and when the quorum last cosigned, whether the log has stopped, and the dates with no
-// figure. The sentences carry their links, commands and times as parts, which each surface writes its way.
+// figure (a few, or their count and the latest, the log's page listing them all). The sentences carry their links, commands and times as parts, which each surface writes its way.
 import { addDays, datesMissing } from '../dates.ts';
 import { logPrefix, SITE_PATHS, type Origins } from '../paths.ts';
 import type { HistoryRecord, LogRecord } from '../records.ts';
@@ -97,36 +97,54 @@ function witnessesSentence(s: LogSummary): Part[] {
   return s.quorumAt ? [`${cosigned}the quorum last cosigned at `, { time: s.quorumAt }, '.'] : [`${cosigned}the quorum has not cosigned yet.`];
 }
 
-function gapsSentence(gaps: readonly string[], span: { from: string; through: string }): string {
-  return gaps.length === 0
-    ? `No gaps: every date from ${span.from} to ${span.through} has a figure.`
-    : `Dates with no figure (gaps) between ${span.from} and ${span.through}: ${listed(runs(gaps))}.`;
+/** Runs of gaps a sentence lists whole; past that it gives the count and the latest few, and the log's page lists them all. */
+const GAP_RUNS_LISTED = 5;
+const GAP_RUNS_LATEST = 3;
+/** Where the log's page lists every gap. */
+export const GAPS_ANCHOR = 'gaps';
+
+const gapDates = (n: number) => `${count(n)} ${n === 1 ? 'date' : 'dates'}`;
+
+function gapsSentence(gaps: readonly string[], span: { from: string; through: string }, logPage: string): Part[] {
+  if (gaps.length === 0) return [`No gaps: every date from ${span.from} to ${span.through} has a figure.`];
+  const all = runs(gaps);
+  if (all.length <= GAP_RUNS_LISTED) return [`Dates with no figure (gaps) between ${span.from} and ${span.through}: ${listed(all)}.`];
+  return [
+    `${gapDates(gaps.length)} with no figure (gaps) between ${span.from} and ${span.through}, the latest ${listed(all.slice(-GAP_RUNS_LATEST))}; `,
+    { text: "the log's page lists them all", path: `${logPage}#${GAPS_ANCHOR}` }, '.',
+  ];
 }
 
-/** A part as plain text: a link by its words. */
-const plain = (part: Part) => (typeof part === 'string' ? part : 'time' in part ? part.time : 'code' in part ? part.code : part.text);
+/** Every gap of the span, for the log's page; undefined when there is none. */
+export function allGaps(s: LogSummary): string | undefined {
+  return s.span && s.gaps.length > 0 ? `${gapDates(s.gaps.length)} between ${s.span.from} and ${s.span.through} have no figure: ${listed(runs(s.gaps))}.` : undefined;
+}
+
+/** A part as plain text: a link by its words and its path. */
+const plain = (part: Part) => (typeof part === 'string' ? part : 'time' in part ? part.time : 'code' in part ? part.code : `${part.text} (${part.path})`);
 
 /** The account's facts in one line of plain text, for the agents' summaries of the track record. */
 export function logFactsText(history: HistoryRecord, log: LogRecord | undefined): string {
-  return `Transparency log (the whole record): ${logFacts(logSummary(history, log)).map((parts) => parts.map(plain).join('')).join(' ')}`;
+  const demo = log ? log.demo === true : history.data_source === 'demo';
+  return `Transparency log (the whole record): ${logFacts(logSummary(history, log), logPrefix(demo)).map((parts) => parts.map(plain).join('')).join(' ')}`;
 }
 
-/** What the log shows, a sentence each. */
-function logFacts(s: LogSummary | undefined): Part[][] {
+/** What the log shows, a sentence each; `logPage`: the path of the log's page. */
+function logFacts(s: LogSummary | undefined, logPage: string): Part[][] {
   if (!s) return [['The track record could not be read right now.']];
   return [
     ...(s.halted ? [['The log is halted since ', { time: s.halted.at }, `: ${s.halted.reason}.`]] : []),
     [countsSentence(s)],
     ...(s.notLogged > 0 ? [[`${nights(s.notLogged)} not logged yet; a night is logged once final, three days after its date.`]] : []),
     ...(s.witnessed ? [witnessesSentence(s), [ON_TIME_MEANS]] : []),
-    ...(s.span ? [[gapsSentence(s.gaps, s.span)]] : []),
+    ...(s.span ? [gapsSentence(s.gaps, s.span, logPage)] : []),
   ];
 }
 
 /** The landing page's account of the log: the facts, then where to look further. */
 export function logSentences(s: LogSummary | undefined, demo: boolean, cfg: Pick<Origins, 'siteUrl'>): { facts: Part[][]; further: Part[][] } {
   return {
-    facts: logFacts(s),
+    facts: logFacts(s, logPrefix(demo)),
     further: [
       s?.signed === false
         ? ["The log's page, with the technical detail, opens once its first checkpoint is signed."]

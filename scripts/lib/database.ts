@@ -231,12 +231,20 @@ export async function openDatabase(cfg: Config, log: Log, supervise: Supervise):
   };
 }
 
-/** Gives the login roles their passwords (secrets stay out of the migrations). */
+/**
+ * Gives the login roles their passwords (secrets stay out of the migrations). The commit returns once a
+ * synchronous standby has applied it, and with it the migrations before it: PostgREST, which may log in
+ * on that standby right after, then finds the password there. Without a synchronous standby it is an
+ * ordinary commit. https://www.postgresql.org/docs/15/runtime-config-wal.html#GUC-SYNCHRONOUS-COMMIT
+ */
 export async function setLoginPasswords(adminUrl: string, cfg: Pick<Config, 'AUTHENTICATOR_PASSWORD' | 'WRITER_DB_PASSWORD'>): Promise<void> {
   const client = await connectDatabase(adminUrl, { applicationName: 'stats-setup', timeouts: SERVER_TIMEOUTS });
   try {
+    await client.query('begin');
+    await client.query('set local synchronous_commit = remote_apply');
     await client.query(`alter role authenticator with login password ${client.escapeLiteral(cfg.AUTHENTICATOR_PASSWORD)}`);
     await client.query(`alter role stats_writer with login password ${client.escapeLiteral(cfg.WRITER_DB_PASSWORD)}`);
+    await client.query('commit');
   } finally {
     await client.end();
   }

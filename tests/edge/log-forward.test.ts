@@ -1,39 +1,68 @@
-// The log an edge process serves never goes back. Under failover PostgREST reads a standby when it
-// can and the primary otherwise, and a standby may not yet have replayed the newest checkpoint: such
-// a read keeps the newer view. A log of another origin (the demo log giving way to the real one) is
-// another log, and replaces it whatever its size.
-import { afterEach, describe, expect, it, vi } from 'vitest';
+// The node's one holder of the log never lets it go back. Under failover PostgREST reads a standby
+// when it can and the primary otherwise, and a standby may not yet have replayed the newest
+// checkpoint: such a read keeps the newer view. The demo log giving way to the real one changes the
+// log in use, and the demo log stays held as last read, so a checkpoint named while the figures were
+// demo data is still served. It reads the log when the database says the log moved (asked at most
+// once a second), and when an answer is about to name a checkpoint it lacks.
+import { describe, expect, it } from 'vitest';
 import type { LogRecord } from '../../contract/records.ts';
-import { createFigures } from '../../edge/figures.ts';
-import { edgeConfig } from '../support/edge.ts';
-import { fixedHealth, fixedHistory, fixedLog, fixedStats } from '../support/records.ts';
+import { LogHolder } from '../../edge/log-holder.ts';
+import { fixedLog } from '../support/records.ts';
 
-const cfg = edgeConfig({ apiUpstream: 'http://api.invalid', anonKey: 'anon' });
+/** The fixed log as it would read at another size and origin (only its checkpoint and kind matter here). */
+const at = (base: LogRecord, size: number, origin = base.log_checkpoint!.origin, demo = false): LogRecord =>
+  ({ ...base, demo, log_checkpoint: { ...base.log_checkpoint!, size, origin } });
 
-/** The fixed log as it would read at another size and origin (only its checkpoint matters here). */
-const at = (base: LogRecord, size: number, origin = base.log_checkpoint!.origin): LogRecord =>
-  ({ ...base, log_checkpoint: { ...base.log_checkpoint!, size, origin } });
+/** A holder over a list of reads, on a clock the test moves; `moving`: the database says the log moved after each read. */
+function holderOver(reads: LogRecord[], moving: boolean) {
+  let clock = 0;
+  let next = 0;
+  const holder = new LogHolder({ log: async () => JSON.stringify(reads[next++]), logState: async () => (moving ? `state ${next}` : 'unchanged') }, () => clock);
+  const held = async () => {
+    const { inUse, logs } = await holder.snapshot();
+    return { inUse, real: logs.real?.size, demo: logs.demo?.size };
+  };
+  return { holder, held, reads: () => next, tick: (ms: number) => { clock += ms; } };
+}
 
-afterEach(() => { vi.useRealTimers(); });
-
-describe('the log an edge serves', () => {
-  it('keeps its newest checkpoint when a read answers an older one, and takes another log at any size', async () => {
+describe("the node's one holder of the log", () => {
+  it('keeps its newest checkpoint when a read answers an older one, and keeps the demo log once the real one is in use', async () => {
     const base = await fixedLog();
-    // Each read anew comes at least a second after the last (the edge reads the log anew at most once a second).
-    vi.useFakeTimers({ toFake: ['Date'] });
-    const reads = [at(base, 17), at(base, 16), at(base, 18), at(base, 3, 'stats.example.org/log/demo')];
-    let next = 0;
-    const read = async () => reads[next++]!;
-    const figures = createFigures(cfg, {
-      stats: async () => fixedStats(), history: async () => fixedHistory(), health: async () => ({ record: fixedHealth(), apiHostReachable: true }),
-      log: read, logNow: read,
-    });
-    const sizes: number[] = [];
-    for (let i = 0; i < reads.length; i++) {
-      sizes.push((await figures.logNow()).value.log_checkpoint!.size);
-      vi.setSystemTime(Date.now() + 1100);
+    const demoOrigin = 'stats.example.org/log/demo';
+    const { held, tick } = holderOver([at(base, 3, demoOrigin, true), at(base, 17), at(base, 16), at(base, 18)], true);
+    const seen = [];
+    for (let i = 0; i < 4; i++) {
+      seen.push(await held());
+      tick(1000);
     }
-    expect(next).toBe(reads.length);
-    expect(sizes).toEqual([17, 17, 18, 3]);
+    expect(seen).toEqual([
+      { inUse: 'demo', real: undefined, demo: 3 },
+      { inUse: 'real', real: 17, demo: 3 },
+      { inUse: 'real', real: 17, demo: 3 },
+      { inUse: 'real', real: 18, demo: 3 },
+    ]);
+  });
+
+  it('asks the database at most once a second, reads the log for a checkpoint an answer is about to name, and for one a client names at most once a second', async () => {
+    const base = await fixedLog();
+    const origin = base.log_checkpoint!.origin;
+    const { holder, held, reads, tick } = holderOver([at(base, 10), at(base, 11), at(base, 12), at(base, 13)], false);
+    expect(await held()).toMatchObject({ real: 10 });
+    expect(await held()).toMatchObject({ real: 10 });
+    expect(reads()).toBe(1);
+    // An answer names 11: read at once.
+    await holder.ensure(origin, 11);
+    expect(reads()).toBe(2);
+    // Named and held: no read.
+    await holder.ensure(origin, 11);
+    expect(reads()).toBe(2);
+    // A client names 12: read, then a name it asks for again within the second is not read.
+    await holder.ensure(origin, 12, true);
+    await holder.ensure(origin, 13, true);
+    expect([reads(), (await held()).real]).toEqual([3, 12]);
+    tick(1000);
+    await holder.ensure(origin, 13, true);
+    expect(reads()).toBe(4);
+    expect((await held()).real).toBe(13);
   });
 });

@@ -6,13 +6,12 @@
 // follows the log.
 import { HtmlValidate } from 'html-validate';
 import { describe, expect, it } from 'vitest';
+import { addDays } from '../../contract/dates.ts';
 import { SITE_PATHS } from '../../contract/paths.ts';
 import type { HistoryRecord, LogRecord } from '../../contract/records.ts';
 import { logSummary } from '../../contract/texts/witnessing.ts';
-import { createApp } from '../../edge/app.ts';
-import { createFigures } from '../../edge/figures.ts';
-import type { Upstream } from '../../edge/upstream.ts';
 import { edgeConfig } from '../support/edge.ts';
+import { appOf, type FixedRecords } from './fixed-app.ts';
 import { FIXED_WITNESSES, fixedHealth, fixedHistory, fixedLog, fixedStats, type FixtureVariant } from '../support/records.ts';
 
 const cfg = edgeConfig({ siteUrl: 'https://stats.example.org', apiUpstream: 'http://api.invalid', anonKey: 'anon' });
@@ -29,11 +28,10 @@ const FURTHER_MARKDOWN = [
   'Check it all yourself: download [the verifier](https://stats.example.org/log/verify.mjs) and run `node verify.mjs --site https://stats.example.org --state verify-state.json`.',
 ];
 
-const upstreamOf = (history: HistoryRecord, log: () => Promise<LogRecord>): Upstream => ({
+const upstreamOf = (history: HistoryRecord, log: () => Promise<LogRecord>): FixedRecords => ({
   stats: async () => fixedStats(),
   history: async () => history,
   log,
-  logNow: log,
   health: async () => ({ record: fixedHealth(), apiHostReachable: true }),
 });
 
@@ -42,8 +40,8 @@ const ENTITIES: Record<string, string> = { '&amp;': '&', '&lt;': '<', '&gt;': '>
 const text = (html: string) => html.replace(/<[^>]*>/g, '').replace(/&(amp|lt|gt|quot|#39);/g, (e) => ENTITIES[e]!);
 
 /** The page in both forms, and the facts each lists in its "Verify these figures" section. */
-async function page(upstream: Upstream) {
-  const app = createApp(cfg, { figures: createFigures(cfg, upstream) });
+async function page(upstream: FixedRecords) {
+  const app = appOf(cfg, upstream);
   const htmlRes = await app.request(SITE_PATHS.HOME);
   const markdownRes = await app.request(SITE_PATHS.INDEX_MD);
   expect([htmlRes.status, markdownRes.status]).toEqual([200, 200]);
@@ -65,7 +63,7 @@ async function page(upstream: Upstream) {
 }
 
 /** Says `facts` in both forms, then where to look further, in valid HTML; returns the page. */
-async function expectFacts(upstream: Upstream, facts: string[], further = { html: FURTHER_HTML, markdown: FURTHER_MARKDOWN }): Promise<Awaited<ReturnType<typeof page>>> {
+async function expectFacts(upstream: FixedRecords, facts: string[], further = { html: FURTHER_HTML, markdown: FURTHER_MARKDOWN }): Promise<Awaited<ReturnType<typeof page>>> {
   const shown = await page(upstream);
   expect(shown.htmlFacts).toEqual(facts);
   expect(shown.markdownFacts).toEqual(facts);
@@ -111,7 +109,7 @@ describe("the page's account of the log", () => {
 
   it("gives agents the same facts beside the track record: MCP get_history (of the whole record, whatever the range) and A2A's history skill", async () => {
     const { history, log } = await variant({ witnessed: true });
-    const app = createApp(cfg, { figures: createFigures(cfg, upstreamOf(history, async () => log)) });
+    const app = appOf(cfg, upstreamOf(history, async () => log));
     const json = { 'content-type': 'application/json', accept: 'application/json, text/event-stream' };
     const line = [
       'Transparency log (the whole record):',
@@ -165,6 +163,26 @@ describe("the page's account of the log", () => {
     ]);
     // A gap among the nights not logged yet lies beyond the last logged night: not named yet.
     expect(logSummary(fixedHistory('polymarket', { gaps: [18] }), log).gaps).toEqual([]);
+  });
+
+  it('on a real-sized record with 100+ gaps gives their count and the latest few, and the log\'s page lists them all', async () => {
+    const { history, log } = await variant({});
+    // 361 dates from 2024-03-01, every third one without a figure: 120 gaps, none next to another.
+    const dates = Array.from({ length: 361 }, (_, i) => addDays('2024-03-01', i));
+    const template = history.nights[0]!;
+    const nights = dates.filter((_, i) => i % 3 !== 2).map((date, index) => ({ ...template, date, log_index: index }));
+    const gapped = { ...history, since_date: dates[0]!, nights };
+    const gaps = dates.filter((_, i) => i % 3 === 2);
+    expect(gaps.length).toBe(120);
+    const upstream = upstreamOf(gapped, async () => log);
+    const shown = await page(upstream);
+    const sentence = (link: string) => `120 dates with no figure (gaps) between 2024-03-01 and ${dates.at(-1)}, the latest ${gaps.at(-3)}, ${gaps.at(-2)} and ${gaps.at(-1)}; ${link}.`;
+    expect(shown.htmlFacts).toEqual(['241 nights logged, 241 of them not witnessed: nobody else holds these checkpoints.', sentence("the log's page lists them all")]);
+    expect(shown.markdownFacts).toEqual(['241 nights logged, 241 of them not witnessed: nobody else holds these checkpoints.', sentence(`[the log's page lists them all](${cfg.siteUrl}/log/#gaps)`)]);
+    expect(shown.html).toContain('<a href="/log/#gaps">the log&#39;s page lists them all</a>');
+    const logPage = await (await appOf(cfg, upstream).request(SITE_PATHS.LOG)).text();
+    const listed = /<h2 id="gaps">Dates with no figure<\/h2>\n<p>([^<]*)<\/p>/.exec(logPage)?.[1];
+    expect(listed).toBe(`120 dates between 2024-03-01 and ${dates.at(-1)} have no figure: ${gaps.slice(0, -1).join(', ')} and ${gaps.at(-1)}.`);
   });
 
   it('before the first checkpoint: no night logged, and no link to a log page that does not exist yet', async () => {

@@ -7,9 +7,10 @@ import { EDGE_PATHS, logOrigin, SITE_PATHS } from '../../contract/paths.ts';
 import { UNAVAILABLE } from '../../contract/texts/rules.ts';
 import { createApp } from '../../edge/app.ts';
 import type { EdgeConfig } from '../../edge/config.ts';
-import { createFigures, publishStats, type Figures } from '../../edge/figures.ts';
-import type { Upstream } from '../../edge/upstream.ts';
+import { createFigures, publishStats } from '../../edge/figures.ts';
+import { createLogReader } from '../../edge/log-views.ts';
 import { FIXED_LOG_HEAD, fixedHealth, fixedHistory, fixedLog, fixedStats } from '../support/records.ts';
+import { appOf, fixedLogHolder, type FixedRecords } from './fixed-app.ts';
 
 const cfg: EdgeConfig = {
   siteUrl: 'https://stats.example.org',
@@ -25,17 +26,16 @@ const cfg: EdgeConfig = {
   warmPeriodMs: 0,
 };
 
-const fixedUpstream: Upstream = {
+const fixedUpstream: FixedRecords = {
   stats: async () => fixedStats(),
   history: async () => fixedHistory(),
   log: async () => fixedLog(),
-  logNow: async () => fixedLog(),
   health: async () => ({ record: fixedHealth(), apiHostReachable: true }),
 };
 const failing = () => Promise.reject(new Error('the API host did not answer'));
-const downUpstream: Upstream = { stats: failing, history: failing, log: failing, logNow: failing, health: async () => ({ record: { ...fixedHealth(), status: 'down', data: null, writer: null }, apiHostReachable: false }) };
+const downUpstream: FixedRecords = { stats: failing, history: failing, log: failing, health: async () => ({ record: { ...fixedHealth(), status: 'down', data: null, writer: null }, apiHostReachable: false }) };
 
-const appWith = (upstream: Upstream, fetch?: typeof globalThis.fetch) => createApp(cfg, { figures: createFigures(cfg, upstream), fetch });
+const appWith = (upstream: FixedRecords, fetch?: typeof globalThis.fetch) => appOf(cfg, upstream, { fetch });
 const app = appWith(fixedUpstream);
 const BROWSER = 'text/html,application/xhtml+xml,application/xml;q=0.9,*/*;q=0.8';
 
@@ -255,8 +255,9 @@ describe("the API host's signing route", () => {
 describe('the figures option', () => {
   it('is what every surface reads: the page, the records and the log', async () => {
     let reads = 0;
-    const counted: Figures = createFigures(cfg, { ...fixedUpstream, stats: async () => { reads++; return fixedStats('demo'); } });
-    const demo = createApp(cfg, { figures: counted });
+    const logSource = fixedLogHolder(() => fixedLog());
+    const counted = createFigures(cfg, { ...fixedUpstream, stats: async () => { reads++; return fixedStats('demo'); } }, createLogReader(logSource));
+    const demo = createApp(cfg, { figures: counted, logSource });
     expect(await (await demo.request(SITE_PATHS.HOME)).text()).toContain('id="demo-banner"');
     expect((await (await demo.request(SITE_PATHS.SITE_STATS)).json()).data_source).toBe('demo');
     expect(reads).toBe(1);
@@ -265,17 +266,19 @@ describe('the figures option', () => {
   });
 });
 
-describe('the log, as a worker whose view is behind serves it', () => {
+describe('the log, as a holder whose view is behind serves it', () => {
   it('reads the log anew before it says a tile or checkpoint the service has shown is not there, and never lets such a 404 be kept', async () => {
     const full = await fixedLog(cfg.siteUrl, { witnessed: true });
-    // What this worker read last: the log one checkpoint ago.
-    const behind = { ...full, entries: full.entries.slice(0, -1), checkpoints: full.checkpoints.slice(0, -1) };
+    // What the holder read last: the log one checkpoint ago.
+    const behind = { ...full, entries: full.entries.slice(0, -1), checkpoints: full.checkpoints.slice(0, -1), log_checkpoint: { ...full.log_checkpoint!, size: full.entries.length - 1 } };
     let reads = 0;
-    const worker = createApp(cfg, { figures: createFigures(cfg, { ...fixedUpstream, log: async () => behind, logNow: async () => { reads++; return full; } }) });
+    const worker = appWith({ ...fixedUpstream, log: async () => (reads++ === 0 ? behind : full) });
     const size = full.entries.length;
+    expect((await worker.request(SITE_PATHS.LOG_CHECKPOINT)).status).toBe(200);
+    expect(reads).toBe(1);
     const tile = await worker.request(`${SITE_PATHS.LOG_TILES}entries/000.p/${size}`);
     expect(tile.status).toBe(200);
-    expect(reads).toBe(1);
+    expect(reads).toBe(2);
     const checkpoint = await worker.request(`${SITE_PATHS.LOG_CHECKPOINTS}${size}`);
     expect(checkpoint.status).toBe(200);
     expect((await checkpoint.text()).split('\n').slice(0, 2)).toEqual([logOrigin(cfg, false), String(size)]);
