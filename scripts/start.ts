@@ -4,6 +4,7 @@ import path from 'node:path';
 import { configFromEnv, envFilePath, loadEnv, ROOT_DIR, type Config, type Env } from './lib/config.ts';
 import { ensureEnvFile, signingPublicKey } from './lib/keys.ts';
 import { isReplica } from './lib/replica.ts';
+import type { CertificateKeeper } from './lib/tls.ts';
 import { startNode, startStack } from './stack/stack.ts';
 import { writerConfigFromEnv } from './writer/config.ts';
 import { createLogger } from './writer/log.ts';
@@ -82,7 +83,7 @@ async function main() {
 
   log(`
 Public Stats Service is running (Ctrl-C stops it).
-${addresses(cfg)}
+${addresses(cfg)}${httpsLines(cfg, stack.tls)}
   database   ${databaseLine(cfg)}
   writer     source ${writerCfg.source}${writerCfg.source === 'demo' ? ' (demo figures; set the Polymarket variables of .env.example for real ones)' : ''}${writerCfg.source === 'none' ? '' : `
              named ${writerCfg.name}; it waits as a standby while another writer holds the writer lock`}
@@ -125,9 +126,21 @@ async function startNodeOnly(env: Env) {
   if (stopping) return;
   log(`
 Public Stats Service node is running (Ctrl-C stops it): PostgREST, the edge and nginx over ${replica ? 'a read replica' : 'the primary'}; the database and the writer run elsewhere.
-${addresses(cfg)}
+${addresses(cfg)}${httpsLines(cfg, node.tls)}
   database   NODE_DATABASE_URL (${replica ? 'a read replica: PostgREST\'s notification channel is off' : 'the primary'})
 `);
+}
+
+/** With HTTPS: the certificate served (or that it is being obtained) and the listeners, for the start-up banner. */
+function httpsLines(cfg: Config, tls: CertificateKeeper | undefined): string {
+  if (!cfg.tls || !tls) return '';
+  const served = tls.status.certificate;
+  const source = cfg.tls.ownCertificate
+    ? `your own certificate (TLS_CERT_FILE ${cfg.tls.ownCertificate.certFile}), reloaded when it changes`
+    : `from ${cfg.tls.acmeDirectoryUrl}, renewed by itself (\`npm run tls -- renew --force\` renews now)`;
+  return `
+  https      ${served ? `certificate for ${served.names.join(' and ')}, expires ${served.notAfter.toISOString()}` : 'certificate being obtained: until it is, plain HTTP answers the ACME challenges and redirects'}
+             ${source}; nginx on port ${cfg.tls.httpsPort} (HTTPS, HTTP/2) and ${cfg.tls.httpPort} (challenges, redirect) on every address`;
 }
 
 /** Where the two hosts answer, for the start-up banner. */

@@ -3,8 +3,8 @@
 import { execFileSync } from 'node:child_process';
 import { accessSync, chownSync, constants, existsSync, mkdirSync, readdirSync, readFileSync, rmSync, statSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
-import { ROOT_DIR, type Config } from './config.ts';
-import { idsOf, startChild, waitUntil, type Child, type Log } from './processes.ts';
+import { ROOT_DIR, type Config, type TlsConfig } from './config.ts';
+import { executableOf, idsOf, startChild, waitUntil, type Child, type Log } from './processes.ts';
 import { renderSite } from './site.ts';
 
 export const NGINX_DIR = path.join(ROOT_DIR, 'site', 'nginx');
@@ -61,7 +61,86 @@ export function nginxVars(cfg: Config, prefix: string): Record<string, string> {
     PUBLIC_API_URL: cfg.apiUrl,
     PUBLIC_SITE_URL: cfg.siteUrl,
     ...siteHostVars(cfg),
+    ...(cfg.tls ? tlsVars(cfg.tls, prefix) : {}),
   };
+}
+
+/** Whether this machine has IPv6 (an interface address listed by the kernel): nginx then listens on it too. */
+const hasIpv6 = (): boolean => existsSync('/proc/net/if_inet6') && readFileSync('/proc/net/if_inet6', 'utf8').trim() !== '';
+
+/** `listen` lines for `port` on every address, IPv6 included where the machine has it. */
+function listenEverywhere(port: number, params: string): string {
+  const suffix = params ? ` ${params}` : '';
+  return [`    listen ${port}${suffix};`, ...(hasIpv6() ? [`    listen [::]:${port}${suffix};`] : [])].join('\n');
+}
+
+/** Where the ACME client and nginx meet: the certificates, the challenges' webroot, the rendered TLS parts. */
+export function tlsPaths(dataDir: string) {
+  const dir = path.join(dataDir, 'tls');
+  return {
+    dir,
+    /** certbot's --config-dir, --work-dir and --logs-dir. */
+    certbotConfig: path.join(dir, 'certbot'),
+    certbotWork: path.join(dir, 'certbot-work'),
+    certbotLogs: path.join(dir, 'certbot-logs'),
+    /** HTTP-01 answers are files under <webroot>/.well-known/acme-challenge/. */
+    webroot: path.join(dir, 'webroot'),
+  };
+}
+
+function tlsVars(tls: TlsConfig, prefix: string): Record<string, string> {
+  return {
+    HTTP_LISTEN: listenEverywhere(tls.httpPort, ''),
+    ACME_WEBROOT: tlsPaths(path.dirname(prefix)).webroot,
+  };
+}
+
+/** The TLS parts nginx includes once a certificate exists (site/nginx/tls/serving), into `<prefix>/tls`. */
+export interface ServedCertificate {
+  certFile: string;
+  keyFile: string;
+}
+
+/**
+ * Writes (or, with no certificate, removes) what makes nginx serve HTTPS: the listener with its
+ * default that refuses other names, each host's name and certificate, HSTS; and `healthFilter`, the
+ * health record's TLS part. The caller reloads nginx.
+ */
+export function writeTlsServing(cfg: Config, certificate: ServedCertificate | undefined, healthFilter: string): void {
+  const tls = cfg.tls!;
+  const prefix = path.join(cfg.dataDir, 'nginx');
+  const dir = path.join(prefix, 'tls');
+  mkdirSync(dir, { recursive: true });
+  const files: Record<string, string> = { 'health.conf': healthFilter };
+  if (certificate) {
+    const read = (name: string) => readFileSync(path.join(NGINX_DIR, 'tls', 'serving', `${name}.conf.template`), 'utf8');
+    const listen = listenEverywhere(tls.httpsPort, 'ssl http2');
+    files['https.conf'] = renderTemplate(read('https'), { HTTPS_LISTEN_DEFAULT: listenEverywhere(tls.httpsPort, 'ssl http2 default_server') });
+    for (const [host, name] of [['site', tls.siteHost], ['api', tls.apiHost]] as const) {
+      files[`${host}-server.conf`] = renderTemplate(read('host'), { HTTPS_LISTEN: listen, HOST_NAME: name, CERT_FILE: certificate.certFile, KEY_FILE: certificate.keyFile });
+    }
+    files['hsts.conf'] = read('hsts');
+  }
+  for (const file of readdirSync(dir)) if (!(file in files)) rmSync(path.join(dir, file));
+  for (const [file, text] of Object.entries(files)) writeFileSync(path.join(dir, file), text, { mode: 0o644 });
+}
+
+/**
+ * Asks the running nginx of this data directory to load its configuration again: new workers take
+ * the new certificate while the old ones finish what they serve (SIGHUP,
+ * https://nginx.org/en/docs/control.html#reconfiguration), so no request is refused or cut.
+ */
+export function reloadNginx(cfg: Config): void {
+  const pid = runningNginx(cfg);
+  if (pid === undefined) throw new Error(`nginx is not running from ${cfg.dataDir}: start the service with \`npm start\`.`);
+  process.kill(pid, 'SIGHUP');
+}
+
+/** The master of this data directory's nginx, if it runs (its pid file names a live nginx: never a reused process id). */
+export function runningNginx(cfg: Config): number | undefined {
+  const pidFile = path.join(cfg.dataDir, 'nginx', 'nginx.pid');
+  const pid = existsSync(pidFile) ? Number(readFileSync(pidFile, 'utf8').trim()) : NaN;
+  return Number.isInteger(pid) && path.basename(executableOf(pid) ?? '') === 'nginx' ? pid : undefined;
 }
 
 /** The site host's own settings (site.conf.template): the edge upstream, its microcache and limits. */
@@ -85,9 +164,15 @@ export async function renderNginx(cfg: Config, prefix: string): Promise<string> 
   for (const dir of ['conf.d', 'snippets', 'deploy', 'cache', 'tmp', 'html']) mkdirSync(path.join(prefix, dir), { recursive: true });
   const vars = nginxVars(cfg, prefix);
   writeFileSync(path.join(prefix, 'nginx.conf'), renderTemplate(readFileSync(path.join(NGINX_DIR, 'nginx.conf.template'), 'utf8'), vars));
-  for (const file of readdirSync(path.join(NGINX_DIR, 'templates'))) {
-    const out = file.replace(/\.template$/, '');
-    writeFileSync(path.join(prefix, 'conf.d', out), renderTemplate(readFileSync(path.join(NGINX_DIR, 'templates', file), 'utf8'), vars));
+  const templates = readdirSync(path.join(NGINX_DIR, 'templates')).map((file) => path.join(NGINX_DIR, 'templates', file));
+  // With HTTPS, the plain-HTTP listener (challenges and the redirect) and the TLS settings; the
+  // certificate's parts come once it exists (writeTlsServing).
+  if (cfg.tls) {
+    templates.push(path.join(NGINX_DIR, 'tls', 'tls.conf.template'));
+    mkdirSync(path.join(prefix, 'tls'));
+  }
+  for (const file of templates) {
+    writeFileSync(path.join(prefix, 'conf.d', path.basename(file).replace(/\.template$/, '')), renderTemplate(readFileSync(file, 'utf8'), vars));
   }
   // site/nginx/local holds what the local stack has in place of docker-compose's deploy/ locations.
   // The brotli settings are included by a glob, so without the modules they are simply absent.
@@ -100,16 +185,55 @@ export async function renderNginx(cfg: Config, prefix: string): Promise<string> 
   return path.join(prefix, 'nginx.conf');
 }
 
+/** The user nginx (and, with HTTPS, the ACME client) runs as when the stack runs as root. */
+export const NGINX_USER = 'nobody';
+
+/** Hands `dir` and everything under it to `ids`. */
+export function chownTree(dir: string, { uid, gid }: { uid: number; gid: number }): void {
+  chownSync(dir, uid, gid);
+  if (statSync(dir).isDirectory()) for (const entry of readdirSync(dir)) chownTree(path.join(dir, entry), { uid, gid });
+}
+
 /** As root, nginx runs as `nobody`, which then owns its prefix; otherwise as the current user. */
 function unprivilegedIds(prefix: string): { uid?: number; gid?: number } {
   if (process.getuid?.() !== 0) return {};
-  const { uid, gid } = idsOf('nobody');
-  const walk = (p: string) => {
-    chownSync(p, uid, gid);
-    if (statSync(p).isDirectory()) for (const entry of readdirSync(p)) walk(path.join(p, entry));
-  };
-  walk(prefix);
-  return { uid, gid };
+  const ids = idsOf(NGINX_USER);
+  chownTree(prefix, ids);
+  return ids;
+}
+
+/** The lowest port an unprivileged process may bind (Linux: net.ipv4.ip_unprivileged_port_start, 1024 by default). */
+function unprivilegedPortStart(): number {
+  try {
+    return Number(readFileSync('/proc/sys/net/ipv4/ip_unprivileged_port_start', 'utf8').trim());
+  } catch {
+    return 1024;
+  }
+}
+
+/** CAP_NET_BIND_SERVICE (capability 10) in this process's ambient set, which its children keep across exec (capabilities(7)). */
+function hasAmbientBindCapability(): boolean {
+  const line = readFileSync('/proc/self/status', 'utf8').match(/^CapAmb:\s*([0-9a-f]+)$/m);
+  return line ? (BigInt(`0x${line[1]}`) & (1n << 10n)) !== 0n : false;
+}
+
+/**
+ * How an unprivileged nginx binds HTTPS_PORT and HTTP_PORT below the unprivileged range (443, 80):
+ * with the one capability CAP_NET_BIND_SERVICE and nothing else. Run as root, the stack starts
+ * nginx through util-linux's setpriv as `nobody` with that capability ambient (so it survives the
+ * exec); run as another user, that user must hold it ambient already (systemd's
+ * AmbientCapabilities=CAP_NET_BIND_SERVICE), or the start stops with a sentence saying so.
+ * https://man7.org/linux/man-pages/man7/capabilities.7.html, https://man7.org/linux/man-pages/man1/setpriv.1.html
+ */
+function bindWrapper(cfg: Config, ids: { uid?: number; gid?: number }): string[] {
+  if (!cfg.tls) return [];
+  const low = [cfg.tls.httpsPort, cfg.tls.httpPort].filter((port) => port < unprivilegedPortStart());
+  if (low.length === 0) return [];
+  if (ids.uid !== undefined) {
+    return ['setpriv', `--reuid=${ids.uid}`, `--regid=${ids.gid}`, '--clear-groups', '--inh-caps=+net_bind_service', '--ambient-caps=+net_bind_service', '--'];
+  }
+  if (hasAmbientBindCapability()) return [];
+  throw new Error(`nginx cannot listen on port${low.length > 1 ? 's' : ''} ${low.join(' and ')} (HTTPS_PORT, HTTP_PORT) as this user: run the stack as root, or with the capability CAP_NET_BIND_SERVICE (systemd: AmbientCapabilities=CAP_NET_BIND_SERVICE), or forward ports 443 and 80 to unprivileged ones set in HTTPS_PORT and HTTP_PORT.`);
 }
 
 /** A rendered and checked nginx: what starting it (again, after a crash) needs. */
@@ -119,21 +243,29 @@ export interface PreparedNginx {
   ids: { uid?: number; gid?: number };
 }
 
-/** Renders the configuration and the documents into the prefix and checks them with nginx -t; once per stack. */
-export async function prepareNginx(cfg: Config): Promise<PreparedNginx> {
+/**
+ * Renders the configuration and the documents into the prefix and checks them with nginx -t; once per
+ * stack. `addParts` writes what is rendered elsewhere (the TLS parts of the certificate served now).
+ */
+export async function prepareNginx(cfg: Config, addParts?: () => void): Promise<PreparedNginx> {
   const binary = findNginx(cfg.nginxBin);
   const prefix = path.join(cfg.dataDir, 'nginx');
   const conf = await renderNginx(cfg, prefix);
+  addParts?.();
   const ids = unprivilegedIds(prefix);
   // Brotli's modules, where installed, are loaded before the configuration.
   const modules = findBrotliModules().map((m) => `load_module ${m};`).join(' ');
   const args = ['-p', prefix, '-c', conf, '-e', 'stderr', ...(modules ? ['-g', modules] : [])];
+  // nginx -t binds the listeners too. setpriv starts as root and becomes the user itself.
+  const [wrapper, ...wrapperArgs] = bindWrapper(cfg, ids);
+  const prepared = wrapper ? { binary: wrapper, args: [...wrapperArgs, binary, ...args], ids: {} } : { binary, args, ids };
+  const testArgs = wrapper ? [...wrapperArgs, binary, '-t', '-q', ...args] : ['-t', '-q', ...args];
   try {
-    execFileSync(binary, ['-t', '-q', ...args], { stdio: ['ignore', 'ignore', 'pipe'], ...ids });
+    execFileSync(prepared.binary, testArgs, { stdio: ['ignore', 'ignore', 'pipe'], ...prepared.ids });
   } catch (error) {
     throw new Error(`The rendered nginx configuration is invalid: ${(error as { stderr?: Buffer }).stderr?.toString().trim()}`);
   }
-  return { binary, args, ids };
+  return prepared;
 }
 
 export async function startNginx(cfg: Config, log: Log, prepared: PreparedNginx): Promise<Child> {

@@ -6,7 +6,7 @@
 // The parts built elsewhere run as programs, never imported: the site's renderer (through
 // prepareNginx), the edge's first warming pass and the writer's demo seed.
 import path from 'node:path';
-import { ROOT_DIR, type Config } from '../lib/config.ts';
+import { assertServableOrigins, ROOT_DIR, type Config } from '../lib/config.ts';
 import { openDatabase, type Database, type Supervise } from '../lib/database.ts';
 import { openHaDatabase, type HaDatabase } from '../lib/ha.ts';
 import { startEdge, warmGateways } from '../lib/edge.ts';
@@ -14,6 +14,7 @@ import { findNginx, prepareNginx, startNginx } from '../lib/nginx.ts';
 import { startPostgrest } from '../lib/postgrest.ts';
 import { assertPortFree, GroupRecord, runNodeLogged, type Child, type Log } from '../lib/processes.ts';
 import { supervise, type RestartPolicy, type SupervisedPart } from '../lib/supervisor.ts';
+import { currentStatus, keepCertificate, writeTlsParts, type CertificateKeeper } from '../lib/tls.ts';
 
 /** PostgREST, the edge server and nginx (the API host and the site host): one node of the service. */
 export interface Node {
@@ -21,6 +22,8 @@ export interface Node {
   postgrest: SupervisedPart;
   edge: SupervisedPart;
   nginx: SupervisedPart;
+  /** With HTTPS: what keeps the certificate nginx serves up to date. */
+  tls: CertificateKeeper | undefined;
   /** Stops PostgREST on purpose (for tests of the down path); startPostgrest() brings it back. */
   stopPostgrest(): Promise<void>;
   startPostgrest(): Promise<void>;
@@ -57,6 +60,7 @@ interface Parts {
 }
 
 async function prepareParts(cfg: Config, ports: [number, string, string][], { log, onGiveUp, restartPolicy }: NodeOptions): Promise<Parts> {
+  assertServableOrigins(cfg);
   findNginx(cfg.nginxBin);
   const record = new GroupRecord(path.join(cfg.dataDir, 'processes.json'));
   await record.reapLeftovers(log);
@@ -104,10 +108,15 @@ async function startNodeParts(cfg: Config, authenticatorUrl: string, { keepRunni
   // Before nginx, so the site host never proxies to an edge that is not listening yet.
   const edge = await keepRunning('edge', () => startEdge(cfg, log));
   started.push(edge);
-  // Rendered once; a restarted nginx serves the same configuration and documents.
-  const prepared = await prepareNginx(cfg);
+  // Rendered once; a restarted nginx serves the same configuration and documents. With HTTPS, nginx
+  // starts with the certificate there is (a restart reuses it), or with only the plain-HTTP
+  // challenges and redirect while the first is obtained.
+  const tlsStatus = cfg.tls ? currentStatus(cfg) : undefined;
+  const prepared = await prepareNginx(cfg, tlsStatus && (() => writeTlsParts(cfg, tlsStatus)));
   const nginx = await keepRunning('nginx', () => startNginx(cfg, log, prepared));
   started.push(nginx);
+  const tls = tlsStatus && keepCertificate(cfg, tlsStatus, log);
+  if (tls) started.push(tls);
   // Every cached answer is in both gateways' microcaches before the node is ready: no first
   // caller waits for one. The edge keeps them fresh from here on.
   if (Number(cfg.edgeTunables.EDGE_WARM_SECONDS) !== 0) await warmGateways(cfg, log);
@@ -116,6 +125,7 @@ async function startNodeParts(cfg: Config, authenticatorUrl: string, { keepRunni
     postgrest,
     edge,
     nginx,
+    tls,
     stopPostgrest: () => postgrest.stop(),
     startPostgrest: () => postgrest.start(),
     stopEdge: () => edge.stop(),

@@ -64,7 +64,7 @@ describe('docker-compose.yml', () => {
   });
 
   it('has the services the design names, the database on a named volume', () => {
-    expect(Object.keys(services).sort()).toEqual(['auth', 'backup', 'db', 'db-replica', 'edge', 'gateway', 'migrate', 'pg-monitor', 'pg-node1', 'pg-node2', 'rest', 'rest-replica', 'site', 'writer', 'writer-standby']);
+    expect(Object.keys(services).sort()).toEqual(['acme', 'auth', 'backup', 'db', 'db-replica', 'edge', 'gateway', 'migrate', 'pg-monitor', 'pg-node1', 'pg-node2', 'rest', 'rest-replica', 'site', 'writer', 'writer-standby']);
     expect(services.db!.volumes).toContain('db-data:/var/lib/postgresql/data');
     expect(compose.volumes).toHaveProperty('db-data');
   });
@@ -86,7 +86,8 @@ describe('docker-compose.yml', () => {
 
   it('publishes ports from the gateway only', () => {
     for (const [name, s] of Object.entries(services)) {
-      if (name === 'gateway') expect(s.ports).toHaveLength(2);
+      // the API host, the site host, HTTPS and plain HTTP (the ACME challenges and the redirect)
+      if (name === 'gateway') expect(s.ports).toHaveLength(4);
       else expect(s.ports, name).toBeUndefined();
     }
   });
@@ -292,6 +293,22 @@ describe('docker-compose.yml', () => {
   it('has the gateway and the edge read through one PostgREST, the primary\'s unless POSTGREST_UPSTREAM names the replica\'s', () => {
     expect(services.gateway!.environment!.POSTGREST_UPSTREAM).toBe('${POSTGREST_UPSTREAM:-rest:3000}');
     expect(services.edge!.environment!.EDGE_POSTGREST_UPSTREAM).toBe('http://${POSTGREST_UPSTREAM:-rest:3000}');
+  });
+
+  it('serves HTTPS with the certificate of the acme service: what it writes is what the gateway reads', () => {
+    const gateway = services.gateway!;
+    const acme = services.acme!;
+    expect(gateway.ports).toEqual(expect.arrayContaining(['${HTTPS_PORT:-443}:443', '${HTTP_PORT:-80}:80']));
+    // the challenges, the certificates and the TLS parts: written by acme, read by the gateway
+    for (const [volume, written, read] of [['acme-webroot', '/var/www/acme', '/var/www/acme'], ['letsencrypt', '/etc/letsencrypt', '/etc/letsencrypt'], ['tls-nginx', '/etc/nginx-tls', '/etc/nginx/tls']]) {
+      expect(acme.volumes).toContain(`${volume}:${written}`);
+      expect(gateway.volumes).toContain(`${volume}:${read}:ro`);
+      expect(compose.volumes).toHaveProperty(volume!);
+    }
+    expect(gateway.environment!.ACME_WEBROOT).toBe('/var/www/acme');
+    expect(acme.volumes).toContain('./site/nginx/tls/serving:/templates:ro');
+    expect(gateway.volumes).toContain('./site/nginx/tls/compose-gateway.sh:/docker-entrypoint.d/40-tls.sh:ro');
+    expect(acme.environment).toMatchObject({ SITE_URL: '${SITE_URL}', API_URL: '${API_URL}' });
   });
 
   it('mounts the same nginx templates and snippets the local stack renders', () => {
