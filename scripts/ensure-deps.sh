@@ -2,8 +2,8 @@
 # Runs before `npm start` and `npm test`: installs what a fresh checkout lacks.
 set -e
 if [ ! -d node_modules ] || [ package-lock.json -nt node_modules/.package-lock.json ]; then
-  echo "Installing npm dependencies (npm ci) …"
-  npm ci --no-audit --no-fund
+  echo "Installing npm dependencies (npm ci) …" >&2
+  npm ci --no-audit --no-fund >&2
 fi
 # With --test (npm test): openapi-typescript with the TypeScript 5 it needs, apart from the project's
 # TypeScript 7.
@@ -32,9 +32,17 @@ fi
 if { [ "${1:-}" = --test ] || grep -qs '^POSTGRES_HA=pg_auto_failover' "${ENV_FILE:-.env}"; } && { ! command -v pg_autoctl >/dev/null 2>&1 || [ ! -x /usr/lib/postgresql/15/bin/postgres ]; }; then
   missing="$missing postgresql-15 postgresql-15-auto-failover pg-auto-failover-cli"
 fi
+# With --test: certbot, pebble (Let's Encrypt's test ACME server, with pebble-challtestsrv) and sslscan,
+# which the HTTPS tests run; systemd's systemd-analyze, which checks the service unit. When .env asks for
+# HTTPS without a certificate of its own: certbot, which obtains one.
+if [ "${1:-}" = --test ] && { ! command -v certbot >/dev/null 2>&1 || ! command -v pebble >/dev/null 2>&1 || ! command -v sslscan >/dev/null 2>&1 || ! command -v systemd-analyze >/dev/null 2>&1; }; then
+  missing="$missing certbot pebble sslscan systemd"
+elif grep -qs '^SITE_URL=https://' "${ENV_FILE:-.env}" && ! grep -qs '^TLS_CERT_FILE=.' "${ENV_FILE:-.env}" && ! command -v certbot >/dev/null 2>&1; then
+  missing="$missing certbot"
+fi
 if [ -n "$missing" ]; then
   if [ "$(id -u)" = 0 ] && command -v apt-get >/dev/null 2>&1; then
-    echo "Installing Debian packages:$missing …"
+    echo "Installing Debian packages:$missing …" >&2
     apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq $missing >/dev/null
   else
     echo "Missing:$missing. Install it (Debian/Ubuntu: sudo apt-get install -y$missing) and run the command again." >&2

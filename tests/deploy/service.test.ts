@@ -76,6 +76,13 @@ describe('install --print', () => {
     expect(level).toBeLessThanOrEqual(5.0);
   });
 
+  it('grants the bind capability for HTTPS on its default ports 443 and 80', () => {
+    const { text } = printed({ SITE_URL: 'https://stats.example.test', API_URL: 'https://api.stats.example.test' });
+    const lines = text.split('\n');
+    expect(lines).toContain('AmbientCapabilities=CAP_NET_BIND_SERVICE');
+    expect(text).toContain('Ports 443, 80 are below 1024');
+  });
+
   it('grants the bind capability, and only it, when a port below 1024 is configured', async () => {
     const { text, file } = printed({ SITE_PORT: '80', API_PORT: '443' });
     const lines = text.split('\n');
