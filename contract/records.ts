@@ -133,6 +133,11 @@ export const HealthDataSchema = z.object({
   replica_streaming: z.boolean().nullable().describe(
     'Whether the read replica this answer comes from is receiving the primary\'s changes now (its WAL receiver is streaming); false makes the status "degraded" at once, whatever the lag. null when the answer comes from the primary itself.',
   ),
+  tls: z.object({
+    expires_at: timestamp.nullable().describe('When the certificate served now expires: the earliest notAfter among the served certificates (ISO 8601 UTC); null while none has been obtained.'),
+    obtaining: z.boolean().describe('true while the first certificate is being obtained from the ACME server.'),
+    error: z.string().nullable().describe('Why the latest attempt to obtain or renew the certificate failed; null when it did not.'),
+  }).optional().describe('The HTTPS certificate of this host, added by its gateway; absent when the service is served over plain HTTP. Under 14 days before expires_at, or while obtaining, the status is "degraded".'),
 }).describe('Data freshness.').register(contract, { id: 'HealthData' });
 
 export const WriterLivenessSchema = z.object({

@@ -11,7 +11,7 @@ import { freshBundle, RUNTIME_PROGRAMS } from './runtime-build.ts';
  * grow to hundreds of MiB under load before it collects (https://nodejs.org/api/cli.html#--max-old-space-sizesize-in-mib,
  * https://nodejs.org/api/cli.html#--max-semi-space-sizesize-in-mib). Workers inherit them.
  */
-export const EDGE_NODE_FLAGS = ['--max-old-space-size=128', '--max-semi-space-size=4'];
+export const EDGE_NODE_FLAGS = ['--max-old-space-size=128', '--max-semi-space-size=4', '--optimize-for-size'];
 
 /** Where the edge reaches both gateways: the local listeners. */
 const gateways = (cfg: Config) => ({

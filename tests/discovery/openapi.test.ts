@@ -107,7 +107,7 @@ describe('the OpenAPI descriptions as documents', () => {
       'to_date', 'trading_costs_usd', 'window_days']);
     expect(props('HealthRecord')).toEqual(['checked_at', 'data', 'log', 'status', 'writer']);
     expect(props('LogCheckpoint')).toEqual(['origin', 'root', 'size']);
-    expect(props('HealthData')).toEqual(['accrual_age_minutes', 'accrual_fresh', 'fresh', 'last_accrual_at', 'last_payout_date', 'payout_age_days', 'replica_lag_seconds', 'replica_streaming']);
+    expect(props('HealthData')).toEqual(['accrual_age_minutes', 'accrual_fresh', 'fresh', 'last_accrual_at', 'last_payout_date', 'payout_age_days', 'replica_lag_seconds', 'replica_streaming', 'tls']);
     expect(s.HealthData.properties.replica_lag_seconds.type).toEqual(['integer', 'null']);
     expect(s.HealthData.properties.replica_streaming.type).toEqual(['boolean', 'null']);
     expect(props('WriterLiveness')).toEqual(['alive', 'last_heartbeat_at', 'name']);
