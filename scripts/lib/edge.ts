@@ -16,6 +16,13 @@ import { freshBundle, RUNTIME_PROGRAMS } from './runtime-build.ts';
  */
 export const EDGE_NODE_FLAGS = ['--max-old-space-size=128', '--max-semi-space-size=1', '--optimize-for-size'];
 
+/**
+ * glibc gives each thread that allocates an arena of its own, up to eight per core, and keeps what each
+ * arena once held; two arenas serve the edge's threads (V8's helpers, libuv's pool) with less kept.
+ * https://man7.org/linux/man-pages/man3/mallopt.3.html (M_ARENA_MAX)
+ */
+export const EDGE_MALLOC_ENV = { MALLOC_ARENA_MAX: '2' };
+
 /** Where the edge reaches both gateways: the local listeners. */
 const gateways = (cfg: Config) => ({
   EDGE_API_UPSTREAM: `http://${cfg.bindHost}:${cfg.apiPort}`,
@@ -27,10 +34,7 @@ export async function startEdge(cfg: Config, log: Log): Promise<Child> {
     PATH: process.env.PATH ?? '',
     TZ: 'UTC',
     NODE_ENV: 'production',
-    // glibc gives each thread that allocates an arena of its own, up to eight per core, and keeps what
-    // each arena once held; two arenas hold what the edge's threads (V8's helpers, libuv's pool) allocate.
-    // https://man7.org/linux/man-pages/man3/mallopt.3.html (M_ARENA_MAX)
-    MALLOC_ARENA_MAX: '2',
+    ...EDGE_MALLOC_ENV,
     EDGE_HOST: cfg.bindHost,
     EDGE_PORT: String(cfg.edgePort),
     ...gateways(cfg),

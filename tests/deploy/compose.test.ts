@@ -12,7 +12,7 @@ import { configFromEnv, ROOT_DIR } from '../../scripts/lib/config.ts';
 import { postgrestEnv } from '../../scripts/lib/postgrest.ts';
 import { writerConfigFromEnv } from '../../scripts/writer/config.ts';
 import { REPLICATION_ROLE, SERVER_MALLOC_ENV } from '../../scripts/lib/database.ts';
-import { EDGE_NODE_FLAGS } from '../../scripts/lib/edge.ts';
+import { EDGE_MALLOC_ENV, EDGE_NODE_FLAGS } from '../../scripts/lib/edge.ts';
 import { DEFAULT_REPLICA_SLOT, REPLICA_SCRIPT } from '../../scripts/lib/replica.ts';
 import { findNginx, NGINX_DIR, renderTemplate } from '../../scripts/lib/nginx.ts';
 import { envExampleNames } from '../support/env-example.ts';
@@ -137,8 +137,9 @@ describe('docker-compose.yml', () => {
     expect(services.writer!.command).toEqual([...WRITER_COMMAND, 'run']);
   });
 
-  it('runs the edge with the heap bounds the local stack gives it', () => {
+  it('runs the edge with the heap bounds and malloc setting the local stack gives it', () => {
     expect(services.edge!.command).toEqual(['node', ...EDGE_NODE_FLAGS, 'edge/server.ts']);
+    expect(services.edge!.environment).toMatchObject(EDGE_MALLOC_ENV);
   });
 
   it("gives the writers every setting the writer reads, and with compose's defaults they run as the local stack's writer does", () => {
