@@ -7,14 +7,14 @@
 // and plans at 100k and 5M minute-level accrual snapshots and ten years of nights. Loopback only;
 // every run is bounded in time. Figures that miss a target are reported as such, never hidden.
 import { execFileSync, spawnSync } from 'node:child_process';
-import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { startTestStack } from '../stack/ephemeral.ts';
 import { buildRuntime } from '../lib/runtime-build.ts';
 import { prepareNginx, startNginx } from '../lib/nginx.ts';
 import { freePort, type Child } from '../lib/processes.ts';
-import { FOOTPRINT_TARGET, measureFootprint, type FootprintReport } from './footprint.ts';
+import { footprint, FOOTPRINT_TARGET, measureFootprint, type FootprintReport } from './footprint.ts';
 import { median, writeDocsTable, type Row } from './report.ts';
 import { fillAccruals, fillNights, HISTORY_NIGHTS, sqlTimings } from './sql.ts';
 import { rawAnswer, startTwins } from './twins.ts';
@@ -42,12 +42,8 @@ interface Measured extends Path {
   cached?: boolean;
 }
 
-/** The resident memory of a process and its children (an edge with workers), in MiB. */
-function rssMiB(pid: number): number {
-  const pids = [pid, ...execFileSync('ps', ['-o', 'pid=', '--ppid', String(pid)], { encoding: 'utf8' }).split('\n').map(Number).filter(Boolean)];
-  const kib = pids.reduce((sum, p) => sum + Number(readFileSync(`/proc/${p}/status`, 'utf8').match(/^VmRSS:\s+(\d+) kB/m)?.[1] ?? 0), 0);
-  return kib / 1024;
-}
+/** The resident memory of a process and every process below it (an edge with workers), in MB. */
+const rssMb = (pid: number): number => footprint(pid).rss_mb;
 
 /** `count` MCP tools/call requests, a few at a time, as an MCP client sends them. */
 async function mcpCalls(url: string, count: number): Promise<void> {
@@ -185,7 +181,7 @@ wrk.headers["Content-Type"] = "application/json"
     if (!edgePid) throw new Error('The edge server is not running.');
     await mcpCalls(mcp.url, MEMORY_CALLS.first);
     let mcpCallsMade = MEMORY_CALLS.first;
-    const rssFirst = rssMiB(edgePid);
+    const rssFirst = rssMb(edgePid);
     const counted = (p: Path, run: Run) => { if (p === mcp) mcpCallsMade += run.requests; return run; };
 
     for (const p of measured) for (const q of [p.reference, p]) if (q) counted(q, wrk(q, 2)); // warm-up
@@ -236,10 +232,10 @@ wrk.headers["Content-Type"] = "application/json"
 
     // The edge's memory after many MCP calls: the rounds made most of them; the rest are made here.
     while (mcpCallsMade < MEMORY_CALLS.last) counted(mcp, wrk(mcp, Math.min(DURATION_S, 30)));
-    const rssLast = rssMiB(edgePid);
+    const rssLast = rssMb(edgePid);
     const growth = rssLast / rssFirst - 1;
-    const memory = { after_calls: [MEMORY_CALLS.first, mcpCallsMade], rss_mib: [rssFirst, rssLast], growth };
-    console.log(`\nEdge resident memory: ${rssFirst.toFixed(1)} MiB after ${MEMORY_CALLS.first.toLocaleString()} MCP calls, ${rssLast.toFixed(1)} MiB after ${mcpCallsMade.toLocaleString()} (${(growth * 100).toFixed(1)} %, target ≤ ${MEMORY_CALLS.growth * 100} %).`);
+    const memory = { after_calls: [MEMORY_CALLS.first, mcpCallsMade], rss_mb: [rssFirst, rssLast], growth };
+    console.log(`\nEdge resident memory: ${rssFirst.toFixed(1)} MB after ${MEMORY_CALLS.first.toLocaleString()} MCP calls, ${rssLast.toFixed(1)} MB after ${mcpCallsMade.toLocaleString()} (${(growth * 100).toFixed(1)} %, target ≤ ${MEMORY_CALLS.growth * 100} %).`);
     if (growth > MEMORY_CALLS.growth) missed.push(`edge memory grew ${(growth * 100).toFixed(1)} % from ${MEMORY_CALLS.first.toLocaleString()} to ${mcpCallsMade.toLocaleString()} MCP calls (target ≤ ${MEMORY_CALLS.growth * 100} %)`);
 
     console.log('\nSQL: stats.stats_at(now()) execution time (EXPLAIN ANALYZE), warm = median of 20 on one connection, cold = first call on a new connection (median of 5)');
