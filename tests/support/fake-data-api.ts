@@ -13,14 +13,14 @@
 // 501, so a test can never pass on a filter that was silently ignored.
 import { createHmac, randomBytes, randomUUID } from 'node:crypto';
 
-/** One activity row, as /v2/activity serves it (its `Activity` schema). */
+/** One activity row, as /v2/activity serves it: the `Activity` schema of https://docs.polymarket.com/api-reference/feeds/list-account-activity. */
 export interface ActivityRow {
   proxy_wallet: string; timestamp: number; condition_id: string; type: string; size: number; usdc_size: number; transaction_hash: string;
   price: number; token_id: string; side: string; outcome_index: number; title: string; slug: string; icon: string; event_slug: string;
   outcome: string; name: string; pseudonym: string; bio: string; profile_image: string; profile_image_optimized: string;
 }
 
-/** One position, as /v2/positions serves it (its `Position` schema); `status` is OPEN, REDEEMABLE or CLOSED. */
+/** One position, as /v2/positions serves it: the `Position` schema of https://docs.polymarket.com/api-reference/wallet/list-positions-for-a-user-or-market; `status` is OPEN, REDEEMABLE or CLOSED. */
 export interface Position {
   proxy_wallet: string; token_id: string; condition_id: string; current_size: number; avg_price: number; entry_cost_usdc: number;
   entry_fees_usdc: number; total_cost_usdc: number; current_price: number; current_value: number; total_size: number; realized_pnl: number;
@@ -35,17 +35,20 @@ export interface DataFacts { funder: string; activity: ActivityRow[]; positions:
 
 export interface DataAnswer { status: number; body: unknown }
 
-/** `type` values /v2/activity accepts ("Any other value is rejected with 400"); TIP only when named. */
+/**
+ * `type` values /v2/activity accepts ("Any other value is rejected with 400"); TIP only when named.
+ * https://docs.polymarket.com/api-reference/feeds/list-account-activity (parameter `type`; the list is that route's OpenAPI, data-api.polymarket.com/v2/openapi.json).
+ */
 const ACTIVITY_TYPES = new Set(['TRADE', 'SPLIT', 'MERGE', 'REDEEM', 'CONVERSION', 'MIGRATION', 'REWARD', 'YIELD', 'MAKER_REBATE',
   'TAKER_REBATE', 'REFERRAL_REWARD', 'DEPOSIT', 'WITHDRAWAL', 'TIP']);
 const OPT_IN_ACTIVITY = new Set(['TIP']);
-/** "Page size; default 100, max 1000, past-cap rejected." */
+/** "Page size; default 100, max 1000, past-cap rejected." (https://docs.polymarket.com/api-reference/feeds/list-account-activity, `limit`) */
 const DEFAULT_LIMIT = 100;
 const MAX_LIMIT = 1000;
-/** An omitted or 0 `start` of the activity feed "floors to three years back"; an omitted or 0 `end` "is now plus one day". */
+/** An omitted or 0 `start` of the activity feed "floors to three years back"; an omitted or 0 `end` "is now plus one day" (https://docs.polymarket.com/api-reference/feeds/list-account-activity). */
 const THREE_YEARS_S = 3 * 365 * 86_400;
 const DAY_S = 86_400;
-/** The statuses of /v2/positions, and the sort each defaults to. */
+/** The statuses of /v2/positions, and the sort each defaults to (https://docs.polymarket.com/api-reference/wallet/list-positions-for-a-user-or-market, `status` and `sort_by`). */
 const POSITION_STATUS_SORT: Record<string, string> = {
   OPEN: 'CURRENT_VALUE', REDEEMABLE: 'CURRENT_VALUE', REDEEMABLE_LOST: 'CURRENT_VALUE', MERGEABLE: 'TOKENS', CLOSED: 'REALIZED_PNL',
 };
@@ -53,9 +56,9 @@ const POSITION_SORT_FIELD: Record<string, keyof Position> = {
   CURRENT_VALUE: 'current_value', PRICE: 'current_price', TOKENS: 'current_size', UNREALIZED_PNL: 'unrealized_pnl',
   REALIZED_PNL: 'realized_pnl', TOTAL_PNL: 'total_pnl', TIMESTAMP: 'last_event_at',
 };
-/** On a user's CLOSED positions these sorts describe a holding that no longer exists: served in REALIZED_PNL order. */
+/** On a user's CLOSED positions these sorts describe a holding that no longer exists: served in REALIZED_PNL order (https://docs.polymarket.com/api-reference/wallet/list-positions-for-a-user-or-market, `sort_by`). */
 const CLOSED_AS_REALIZED = new Set(['TOKENS', 'CURRENT_VALUE', 'PRICE', 'UNREALIZED_PNL']);
-/** `filter_amount` of TOKENS "defaults to the 0.1 dust floor"; CASH applies "on top of the token dust floor". */
+/** `filter_amount` of TOKENS "defaults to the 0.1 dust floor"; CASH applies "on top of the token dust floor" (https://docs.polymarket.com/api-reference/wallet/list-positions-for-a-user-or-market). */
 const DUST_SHARES = 0.1;
 
 class Rejected extends Error {
@@ -202,7 +205,10 @@ function activity(q: Record<string, string>, facts: DataFacts, nowS: number) {
 function positions(q: Record<string, string>, facts: DataFacts) {
   notModelled(q, ['condition', 'condition_id', 'event_id', 'title', 'include_archived', 'start', 'end']);
   const wallet = user(q, false);
-  // "At least one of user/condition is required"; "a bare ?cursor= request returns 400".
+  // "At least one of user/condition is required"; "a bare ?cursor= request returns 400" (the page's
+  // Chinese copy, https://docs.polymarket.com/cn/api-reference/wallet/list-positions-for-a-user-or-market;
+  // the English copy says a cursor alone is enough). The writer sends its user on every page, which
+  // both copies accept; the fake keeps the stricter one.
   if (wallet === undefined) throw invalid('missing anchor: user or condition is required', 'user');
   const cursor = readCursor(q, 'positions');
   // The cursor binds status, sort and direction: "Restating them is allowed and must agree;
