@@ -9,7 +9,8 @@ import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { ROOT_DIR } from '../lib/config.ts';
-import { freePort } from '../lib/processes.ts';
+import { freePort, procStat } from '../lib/processes.ts';
+import { freeNodePorts } from '../stack/ephemeral.ts';
 
 export interface ProcessMemory { pid: number; name: string; pss_mb: number; rss_mb: number }
 export interface Footprint { processes: ProcessMemory[]; pss_mb: number; rss_mb: number }
@@ -18,18 +19,14 @@ const MB = 1_000_000;
 
 /** `pid` and every process below it, found through each process's parent in /proc. */
 function processTree(pid: number): number[] {
-  const parents = new Map<number, number[]>();
+  const children = new Map<number, number[]>();
   for (const entry of readdirSync('/proc')) {
     if (!/^\d+$/.test(entry)) continue;
-    try {
-      // The parent is the fourth field, after the name in parentheses (which may hold spaces).
-      const stat = readFileSync(`/proc/${entry}/stat`, 'utf8');
-      const ppid = Number(stat.slice(stat.lastIndexOf(')') + 2).split(' ')[1]);
-      parents.set(ppid, [...(parents.get(ppid) ?? []), Number(entry)]);
-    } catch { /* gone meanwhile */ }
+    const ppid = procStat(Number(entry))?.ppid;
+    if (ppid !== undefined) children.set(ppid, [...(children.get(ppid) ?? []), Number(entry)]);
   }
   const tree: number[] = [];
-  const visit = (p: number) => { tree.push(p); for (const child of parents.get(p) ?? []) visit(child); };
+  const visit = (p: number) => { tree.push(p); for (const child of children.get(p) ?? []) visit(child); };
   visit(pid);
   return tree;
 }
@@ -77,8 +74,7 @@ export async function startNpm(log: (line: string) => void = () => {}): Promise<
   const dir = mkdtempSync(path.join(tmpdir(), 'bench-npm-start-'));
   // Run as root, Postgres and nginx run as users of their own, who must reach the data directory.
   chmodSync(dir, 0o755);
-  const ports = Object.fromEntries(await Promise.all(
-    ['SITE_PORT', 'API_PORT', 'EDGE_PORT', 'POSTGREST_PORT', 'POSTGREST_ADMIN_PORT', 'POSTGRES_PORT'].map(async (name) => [name, String(await freePort())] as const)));
+  const ports: Record<string, string> = { ...await freeNodePorts(), POSTGRES_PORT: String(await freePort()) };
   const envFile = path.join(dir, '.env');
   writeFileSync(envFile, `DATA_DIR=${path.join(dir, 'data')}\n${Object.entries(ports).map(([k, v]) => `${k}=${v}`).join('\n')}\n`);
   const npm = spawn('npm', ['start', '--silent'], { cwd: ROOT_DIR, env: { ...process.env, ENV_FILE: envFile }, stdio: ['ignore', 'pipe', 'pipe'] });

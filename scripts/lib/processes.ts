@@ -110,17 +110,23 @@ export function executableOf(pid: number): string | undefined {
 }
 
 /**
- * The process group of a live process, from /proc/<pid>/stat (state, parent, group follow the
- * command name); undefined for one that is gone or a zombie waiting to be reaped.
+ * A process's state, parent and group, from /proc/<pid>/stat (they follow the command name, which may
+ * hold spaces and parentheses); undefined for a process that is gone.
  */
-function groupOf(pid: number): number | undefined {
+export function procStat(pid: number): { state: string; ppid: number; pgid: number } | undefined {
   try {
     const stat = readFileSync(`/proc/${pid}/stat`, 'utf8');
-    const [state, , pgid] = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
-    return state === 'Z' ? undefined : Number(pgid);
+    const [state = '', ppid, pgid] = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
+    return { state, ppid: Number(ppid), pgid: Number(pgid) };
   } catch {
     return undefined;
   }
+}
+
+/** The process group of a live process; undefined for one that is gone or a zombie waiting to be reaped. */
+function groupOf(pid: number): number | undefined {
+  const stat = procStat(pid);
+  return stat && stat.state !== 'Z' ? stat.pgid : undefined;
 }
 
 interface RecordedGroup { name: string; pgid: number; executable: string }

@@ -21,6 +21,11 @@ export interface TestStack extends Stack {
 
 const NODE_PORTS = ['API_PORT', 'SITE_PORT', 'EDGE_PORT', 'POSTGREST_PORT', 'POSTGREST_ADMIN_PORT'];
 
+/** A free port for each listener of a node (the two hosts, the edge, PostgREST and its admin server). */
+export async function freeNodePorts(): Promise<Record<string, string>> {
+  return Object.fromEntries(await Promise.all(NODE_PORTS.map(async (name) => [name, String(await freePort())] as const)));
+}
+
 function privateDataDir(): string {
   const dataDir = mkdtempSync(path.join(tmpdir(), 'public-stats-'));
   chmodSync(dataDir, 0o755);
