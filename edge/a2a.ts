@@ -1,7 +1,8 @@
 // POST /a2a (A2A JSON-RPC, alpha), without express; its agent card is ./agent-card.ts. @a2a-js/sdk
 // 1.3.0 speaks protocol 1.0; the service promises `message/send`, the 0.3 method, so both are served:
 // the A2A-Version header picks the dispatcher (absent or 0.3 = legacy). Every reply is one Message
-// (text + data part), never a Task, so nothing is stored.
+// (text + data part), never a Task, so nothing is stored. A request asked again while the figures
+// are unchanged is answered from what was made for it (./answer-memo.ts).
 import { A2A_VERSION_HEADER, Role, type Part } from '@a2a-js/sdk';
 import { A2A_LEGACY_PROTOCOL_VERSION } from '@a2a-js/sdk/compat/v0_3';
 import { LegacyJsonRpcTransportHandler } from '@a2a-js/sdk/compat/v0_3/server';
@@ -21,6 +22,7 @@ import type { Origins } from '../contract/paths.ts';
 import { UNAVAILABLE } from '../contract/texts/rules.ts';
 import { healthSummary, historySummary, statsSummary } from '../contract/texts/summaries.ts';
 import { buildAgentCard } from './agent-card.ts';
+import { createAnswerMemo, cutTemplate, fillTemplate, type Template } from './answer-memo.ts';
 import type { Figures } from './figures.ts';
 import { INVALID_PARAMS, paramsProblem, publicError, type RpcError } from './rpc-errors.ts';
 
@@ -48,12 +50,17 @@ export function askedSkill(parts: Part[]): SkillId {
   return 'stats';
 }
 
+/** The values of its own an answer carries: the ids of the Message it is. */
+interface Published { messageId: string; contextId: string }
+
 class FiguresExecutor implements AgentExecutor {
   private readonly figures: Figures;
   private readonly siteUrl: string;
-  constructor(figures: Figures, siteUrl: string) {
+  private readonly onPublished: (message: Published) => void;
+  constructor(figures: Figures, siteUrl: string, onPublished: (message: Published) => void) {
     this.figures = figures;
     this.siteUrl = siteUrl;
+    this.onPublished = onPublished;
   }
 
   async execute(ctx: RequestContext, bus: Parameters<AgentExecutor['execute']>[1]): Promise<void> {
@@ -74,9 +81,10 @@ class FiguresExecutor implements AgentExecutor {
         ? [statsSummary(stats.value), stats.value]
         : [UNAVAILABLE.a2a, health];
     }
+    const published = { messageId: crypto.randomUUID(), contextId: ctx.contextId };
+    this.onPublished(published);
     bus.publish(AgentEvent.message({
-      messageId: crypto.randomUUID(),
-      contextId: ctx.contextId,
+      ...published,
       taskId: '',
       role: Role.ROLE_AGENT,
       parts: [
@@ -95,14 +103,48 @@ class FiguresExecutor implements AgentExecutor {
 
 const jsonHeaders = { 'content-type': 'application/json', 'cache-control': 'no-store' };
 const rpcReply = (body: unknown, status = 200) => new Response(JSON.stringify(body), { status, headers: jsonHeaders });
+const isRecord = (value: unknown): value is Record<string, unknown> => value !== null && typeof value === 'object' && !Array.isArray(value);
+
+/**
+ * Under what a request is kept: the A2A-Version it asks for and its whole body but the values the
+ * SDK only carries into the answer or ignores (the request's id and its message's id) and the
+ * message's contextId, which the answer carries back (the SDK makes one when none is given). Only
+ * message requests with ids of their own are kept.
+ */
+interface Asked { key: string; id: string | number; messageId: string; contextId?: string }
+function requestKey(version: string | undefined, body: Record<string, unknown>): Asked | undefined {
+  const { id, params, ...rest } = body;
+  if ((typeof id !== 'string' && typeof id !== 'number') || !isRecord(params) || !isRecord(params.message)) return undefined;
+  const { messageId, contextId, ...message } = params.message;
+  if (typeof messageId !== 'string' || messageId === '') return undefined;
+  if (contextId !== undefined && (typeof contextId !== 'string' || contextId === '')) return undefined;
+  const key = [version ?? '', contextId === undefined ? 'new context' : 'given context', JSON.stringify({ ...rest, params: { ...params, message } })].join('\n');
+  return { key, id, messageId, contextId };
+}
+
+type Hole = 'id' | 'messageId' | 'contextId';
+const hole = (name: Hole, value: unknown) => `"${name}":${JSON.stringify(value)}`;
+
+/**
+ * The answer cut where its own values stand, when it can be made again from the cut: each stands
+ * once in it, its contextId is the one asked for when one was, and the request's message id did not
+ * come back in it.
+ */
+function templateOf(text: string, asked: Asked, published: Published | undefined): Template<Hole> | undefined {
+  if (!published || (asked.contextId ?? published.contextId) !== published.contextId || text.includes(JSON.stringify(asked.messageId))) return undefined;
+  return cutTemplate<Hole>(text, { id: hole('id', asked.id), messageId: hole('messageId', published.messageId), contextId: hole('contextId', published.contextId) });
+}
 
 /** POST /a2a: one JSON-RPC request, answered with one Message or an error. */
 export function createA2ARpc(cfg: Pick<Origins, 'siteUrl'>, figures: Figures): (request: Request) => Promise<Response> {
   const card = buildAgentCard(cfg);
+  const memo = createAnswerMemo<Template<Hole>>(figures);
+  // A handler pair per request not answered from the memo, reading the figures through its recording.
   // The task store is required by the handler's constructor; replies are Messages, so it stays empty.
-  const requestHandler = new DefaultRequestHandler(card, new InMemoryTaskStore(), new FiguresExecutor(figures, cfg.siteUrl));
-  const v1 = new JsonRpcTransportHandler(requestHandler);
-  const v03 = new LegacyJsonRpcTransportHandler(requestHandler);
+  const handlersOver = (recorded: Figures, onPublished: (message: Published) => void) => {
+    const requestHandler = new DefaultRequestHandler(card, new InMemoryTaskStore(), new FiguresExecutor(recorded, cfg.siteUrl, onPublished));
+    return { v1: new JsonRpcTransportHandler(requestHandler), v03: new LegacyJsonRpcTransportHandler(requestHandler) };
+  };
 
   return async (request) => {
     const requestedVersion = request.headers.get(A2A_VERSION_HEADER) || undefined;
@@ -119,9 +161,18 @@ export function createA2ARpc(cfg: Pick<Origins, 'siteUrl'>, figures: Figures): (
       // Parsed here: a string handed to the SDK would come back as -32600/-32602, not -32700.
       return rpcReply({ jsonrpc: '2.0', id: null, error: { code: -32700, message: 'Parse error: the body is not valid JSON.' } });
     }
-    const id = body && typeof body === 'object' && !Array.isArray(body) ? (body.id ?? null) : null;
+    const id = isRecord(body) ? (body.id ?? null) : null;
     const problem = paramsProblem(body, 'a2a');
     if (problem) return rpcReply({ jsonrpc: '2.0', id, error: { code: INVALID_PARAMS, message: `Invalid params: ${problem}` } });
+    const asked = isRecord(body) ? requestKey(requestedVersion, body) : undefined;
+    const kept = asked && (await memo.find(asked.key));
+    if (asked && kept) {
+      const values = { id: hole('id', id), messageId: hole('messageId', crypto.randomUUID()), contextId: hole('contextId', asked.contextId ?? crypto.randomUUID()) };
+      return new Response(fillTemplate(kept, values), { status: 200, headers: jsonHeaders });
+    }
+    const recording = memo.recording(figures);
+    let published: Published | undefined;
+    const { v1, v03 } = handlersOver(recording.figures, (message) => { published = message; });
     try {
       const headers: Record<string, string> = {};
       request.headers.forEach((value, key) => { headers[key] = value; });
@@ -135,7 +186,10 @@ export function createA2ARpc(cfg: Pick<Origins, 'siteUrl'>, figures: Figures): (
       }
       const reply = result as { error?: RpcError };
       if (reply?.error) return rpcReply({ ...reply, error: publicError(reply.error, console.error) });
-      return rpcReply(result);
+      const text = JSON.stringify(result);
+      const template = asked && templateOf(text, asked, published);
+      if (asked && template) recording.keep(asked.key, template);
+      return new Response(text, { status: 200, headers: jsonHeaders });
     } catch (error) {
       return rpcReply({ jsonrpc: '2.0', id, error: publicError(mapError(error), console.error) });
     }

@@ -1,22 +1,15 @@
 // The MCP SDK's answers, kept for the same request asked again while the figures it read are
 // unchanged. In stateless JSON mode an answer is a function of the request (its whole message but
 // the id, and the headers the transport reads) and of the figures its handler read, so the answer
-// made for an earlier request is this one's, with this request's id in place of that one's. Polling
-// agents ask the same few things over and over; each is made once per change of the figures.
+// made for an earlier request is this one's, with this request's id in place of that one's.
+import { createAnswerMemo, cutTemplate, fillTemplate, type Template } from './answer-memo.ts';
 import type { Figures } from './figures.ts';
-
-type FigureName = keyof Figures;
 
 /** The headers the SDK's transport reads from a POST (webStandardStreamableHttp.js). */
 const TRANSPORT_HEADERS = ['accept', 'content-type', 'mcp-protocol-version', 'mcp-session-id'] as const;
-/** Distinct requests kept; the oldest goes first. Enough for every tool and argument an agent polls. */
-const MEMO_SIZE = 64;
 
 interface Kept {
-  /** The figures the handler read, each with the ETag it had. */
-  read: [FigureName, string][];
-  /** The answer's text before its "jsonrpc" and "id", which end every answer the SDK makes. */
-  head: string;
+  template: Template<'id'>;
   headers: [string, string][];
 }
 
@@ -42,47 +35,28 @@ export interface McpMemo {
 }
 
 export function createMcpMemo(figures: Figures): McpMemo {
-  const kept = new Map<string, Kept>();
-
-  const current = async (entry: Kept) => {
-    for (const [name, etag] of entry.read) {
-      const now = await figures[name]().catch(() => undefined);
-      if (now?.etag !== etag) return false;
-    }
-    return true;
-  };
-
+  const memo = createAnswerMemo<Kept>(figures);
   return {
     async answer(request, message) {
       const key = requestKey(request, message);
-      const entry = key === undefined ? undefined : kept.get(key);
-      if (!entry || !(await current(entry))) return undefined;
-      const body = entry.head + tail((message as { id: unknown }).id);
-      return new Response(body, { status: 200, headers: entry.headers });
+      const kept = key === undefined ? undefined : await memo.find(key);
+      if (!kept) return undefined;
+      const body = fillTemplate(kept.template, { id: tail((message as { id: unknown }).id) });
+      return new Response(body, { status: 200, headers: kept.headers });
     },
 
     recording(source) {
-      const read: [FigureName, string][] = [];
-      let failed = false;
-      const noted = <K extends FigureName>(name: K) => (() => source[name]().then(
-        (value) => { read.push([name, value.etag]); return value; },
-        (error: unknown) => { failed = true; throw error; },
-      )) as Figures[K];
-      // Typed, not cast: a figure added to Figures and not noted here does not compile.
-      const recorded: Figures = { stats: noted('stats'), history: noted('history'), health: noted('health'), log: noted('log') };
+      const recording = memo.recording(source);
       return {
-        figures: recorded,
+        figures: recording.figures,
         async keep(request, message, answer) {
           const key = requestKey(request, message);
-          if (key === undefined || failed || answer.status !== 200 || !answer.headers.get('content-type')?.startsWith('application/json')) return answer;
+          if (key === undefined || answer.status !== 200 || !answer.headers.get('content-type')?.startsWith('application/json')) return answer;
           const text = await answer.text();
           const end = tail((message as { id: unknown }).id);
           // Only a result, never an error, and only in the shape whose id can be put in place.
-          if (text.startsWith('{"result":') && text.endsWith(end)) {
-            kept.delete(key);
-            if (kept.size >= MEMO_SIZE) kept.delete(kept.keys().next().value!);
-            kept.set(key, { read, head: text.slice(0, -end.length), headers: [...answer.headers] });
-          }
+          const template = text.startsWith('{"result":') && text.endsWith(end) ? cutTemplate(text, { id: end }) : undefined;
+          if (template) recording.keep(key, { template, headers: [...answer.headers] });
           return new Response(text, { status: answer.status, headers: answer.headers });
         },
       };

@@ -1,5 +1,6 @@
-// Helpers for the edge tests: an in-process edge app on a real port, and a counting pass-through
-// proxy (a measuring instrument in front of the real API host, not a stand-in for it).
+// Helpers for the edge tests: an in-process edge app on a real port, a counting pass-through proxy
+// (a measuring instrument in front of the real API host, not a stand-in for it), and a relay to it
+// that can be cut.
 import { serve } from '@hono/node-server';
 import { generateKeyPairSync } from 'node:crypto';
 import http from 'node:http';
@@ -44,6 +45,18 @@ export async function countingProxy(target: string): Promise<Listening & { count
   });
   await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
   return { url: `http://127.0.0.1:${(server.address() as AddressInfo).port}`, counts, close: () => closeServer(server) };
+}
+
+/** Forwards every GET to `target` (its `apikey` header kept), or answers 503 while `cut` is set. */
+export async function cuttableRelay(target: string): Promise<Listening & { cut: boolean }> {
+  const relay = { cut: true } as Listening & { cut: boolean };
+  const server = http.createServer(async (req, res) => {
+    if (relay.cut) { res.writeHead(503, { 'content-type': 'application/json' }).end('{"message":"cut"}'); return; }
+    const upstream = await fetch(target + req.url, { headers: { apikey: String(req.headers.apikey ?? '') } });
+    res.writeHead(upstream.status, { 'content-type': upstream.headers.get('content-type') ?? 'application/json' }).end(Buffer.from(await upstream.arrayBuffer()));
+  });
+  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+  return Object.assign(relay, { url: `http://127.0.0.1:${(server.address() as AddressInfo).port}`, close: () => closeServer(server) });
 }
 
 /** A fresh Ed25519 key in the form HTTP_SIG_PRIVATE_KEY takes. */
