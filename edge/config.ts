@@ -1,6 +1,8 @@
 // The edge's own configuration. It is deliberately smaller than scripts/lib/config.ts: the edge
 // holds the public anon key, the URLs and the key that signs its key directory, never the JWT
 // secret or database passwords, so the process that faces the internet cannot leak what it never had.
+import { isSocketAddress } from './gateway.ts';
+
 export interface EdgeConfig {
   /** Public origin of the site host, {base_url}: printed in documents, cards and the page. */
   siteUrl: string;
@@ -8,7 +10,7 @@ export interface EdgeConfig {
   apiUrl: string;
   /** The real log's origin (LOG_ORIGIN), as the pages name it; unset: the site's host and the log's path. */
   logOrigin?: string;
-  /** Where the edge reaches the API host (the local listener; may differ from the public URL). */
+  /** Where the edge reaches the API host: its local listener, an http origin or `unix:<socket path>` (./gateway.ts). */
   apiUpstream: string;
   /** Where the edge reaches PostgREST itself, to sign the API host's answers (PostgREST's default role is anon). */
   postgrestUpstream: string;
@@ -24,7 +26,7 @@ export interface EdgeConfig {
   healthTtlMs: number;
   /** Upper bound on one upstream call, so a hung API host turns into "down", not a hung request. */
   upstreamTimeoutMs: number;
-  /** Where the edge reaches the site host's gateway to keep both gateways' microcaches warm; none: it does not. */
+  /** Where the edge reaches the site host's gateway (as apiUpstream) to keep both gateways' microcaches warm; none: it does not. */
   siteGateway?: string;
   /** How often every cached answer of both gateways is asked for, to fill and refresh it; 0: never. */
   warmPeriodMs: number;
@@ -47,13 +49,15 @@ function seconds(env: EdgeEnv, name: string, fallback: number): number {
 }
 
 const origin = (value: string) => new URL(value).origin;
+/** A gateway's address: its socket as given, or an http URL's origin. */
+const gateway = (value: string) => (isSocketAddress(value) ? value : origin(value));
 
 export function edgeConfigFromEnv(env: EdgeEnv): EdgeConfig {
   return {
     siteUrl: origin(required(env, 'SITE_URL')),
     apiUrl: origin(required(env, 'API_URL')),
     logOrigin: env.LOG_ORIGIN || undefined,
-    apiUpstream: origin(required(env, 'EDGE_API_UPSTREAM')),
+    apiUpstream: gateway(required(env, 'EDGE_API_UPSTREAM')),
     postgrestUpstream: origin(required(env, 'EDGE_POSTGREST_UPSTREAM')),
     anonKey: required(env, 'ANON_KEY'),
     httpSigPrivateKey: required(env, 'HTTP_SIG_PRIVATE_KEY'),
@@ -61,7 +65,7 @@ export function edgeConfigFromEnv(env: EdgeEnv): EdgeConfig {
     statsTtlMs: seconds(env, 'EDGE_STATS_TTL_SECONDS', 5),
     healthTtlMs: seconds(env, 'EDGE_HEALTH_TTL_SECONDS', 2),
     upstreamTimeoutMs: seconds(env, 'EDGE_UPSTREAM_TIMEOUT_SECONDS', 3),
-    siteGateway: env.EDGE_SITE_GATEWAY ? origin(env.EDGE_SITE_GATEWAY) : undefined,
+    siteGateway: env.EDGE_SITE_GATEWAY ? gateway(env.EDGE_SITE_GATEWAY) : undefined,
     warmPeriodMs: seconds(env, 'EDGE_WARM_SECONDS', 2),
   };
 }

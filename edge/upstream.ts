@@ -4,6 +4,7 @@
 import { PostgrestClient } from '@supabase/postgrest-js';
 import type { z } from 'zod';
 import type { EdgeConfig } from './config.ts';
+import { gatewayAt } from './gateway.ts';
 import { API_PATHS } from '../contract/paths.ts';
 import { downHealth, HealthRecordSchema, HistoryRecordSchema, StatsRecordSchema, type HealthRecord, type HistoryRecord, type StatsRecord } from '../contract/records.ts';
 
@@ -24,9 +25,10 @@ function downNow(): HealthRecord {
 }
 
 export function createUpstream(cfg: EdgeConfig, fetchImpl: typeof fetch = fetch): Upstream {
-  const client = new PostgrestClient(cfg.apiUpstream + API_PATHS.REST_BASE, {
+  const apiHost = gatewayAt(cfg.apiUpstream, fetchImpl);
+  const client = new PostgrestClient(apiHost.origin + API_PATHS.REST_BASE, {
     headers: { apikey: cfg.anonKey, 'user-agent': 'public-stats-edge/1.0' },
-    fetch: fetchImpl,
+    fetch: apiHost.fetch,
     // postgrest-js retries GETs by default, honouring Retry-After (the API host sends 30 s on a 503):
     // a caller would wait that long. The edge answers at once and its cache asks again soon.
     retry: false,

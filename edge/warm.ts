@@ -5,18 +5,20 @@
 // cached record and coding fills an entry that is missing and starts the refresh of one that has
 // expired, without carrying the bodies.
 import { CACHED_RECORD_PATHS } from '../contract/paths.ts';
+import { gatewayAt, type Gateway } from './gateway.ts';
 
 /** What clients ask for, as the gateways key it: identity, gzip and brotli. */
 const CODINGS = ['identity', 'gzip', 'br'];
 
-export interface WarmTarget { url: string; headers: Record<string, string> }
+export interface WarmTarget { gateway: Gateway; path: string; headers: Record<string, string> }
 
-/** Every cached entry of both gateways, reached at their internal addresses. */
-export function warmTargets(gateways: { site: string; api: string }, anonKey: string): WarmTarget[] {
+/** Every cached entry of both gateways, reached at their internal addresses (./gateway.ts). */
+export function warmTargets(addresses: { site: string; api: string }, anonKey: string): WarmTarget[] {
+  const [site, api] = [gatewayAt(addresses.site), gatewayAt(addresses.api)];
   const targets: WarmTarget[] = [];
   for (const coding of CODINGS) {
-    for (const path of CACHED_RECORD_PATHS.site) targets.push({ url: gateways.site + path, headers: { 'accept-encoding': coding } });
-    for (const path of CACHED_RECORD_PATHS.api) targets.push({ url: gateways.api + path, headers: { 'accept-encoding': coding, apikey: anonKey } });
+    for (const path of CACHED_RECORD_PATHS.site) targets.push({ gateway: site, path, headers: { 'accept-encoding': coding } });
+    for (const path of CACHED_RECORD_PATHS.api) targets.push({ gateway: api, path, headers: { 'accept-encoding': coding, apikey: anonKey } });
   }
   return targets;
 }
@@ -29,10 +31,11 @@ export function warmTargets(gateways: { site: string; api: string }, anonKey: st
  */
 export async function warmOnce(targets: WarmTarget[], timeoutMs: number, spacingMs = 0): Promise<string[]> {
   const failed: string[] = [];
-  for (const [i, { url, headers }] of targets.entries()) {
+  for (const [i, { gateway, path, headers }] of targets.entries()) {
     if (i > 0 && spacingMs > 0) await new Promise((resolve) => setTimeout(resolve, spacingMs));
+    const url = `${gateway.address}${path}`;
     try {
-      const res = await fetch(url, { method: 'HEAD', headers, signal: AbortSignal.timeout(timeoutMs) });
+      const res = await gateway.fetch(gateway.origin + path, { method: 'HEAD', headers, signal: AbortSignal.timeout(timeoutMs) });
       if (res.status !== 200) failed.push(`${url} (${headers['accept-encoding']}): HTTP ${res.status}`);
     } catch (error) {
       failed.push(`${url} (${headers['accept-encoding']}): ${(error as Error).message}`);

@@ -359,7 +359,7 @@ export function configFromEnv(env: Env, required: readonly (keyof Secrets)[] = S
     apiMicrocacheSeconds: count(env, 'API_MICROCACHE_SECONDS'),
     siteMicrocacheSeconds: count(env, 'SITE_MICROCACHE_SECONDS', 1),
     siteRateLimit: rate(env, 'SITE_RATE_LIMIT'),
-    siteRateBurst: count(env, 'SITE_RATE_BURST'),
+    siteRateBurst: count(env, 'SITE_RATE_BURST', 1),
     siteRateLimitLoopback: env.SITE_RATE_LIMIT_LOOPBACK === '1',
     edgeTunables: Object.fromEntries(EDGE_TUNABLES.filter((name) => env[name]).map((name) => [name, env[name]!])),
     JWT_SECRET: env.JWT_SECRET ?? '',

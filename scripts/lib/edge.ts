@@ -3,6 +3,7 @@
 // secret, no database password.
 import path from 'node:path';
 import { ROOT_DIR, type Config } from './config.ts';
+import { gatewayAddresses } from './nginx.ts';
 import { runNodeLogged, startChild, waitUntil, type Child, type Log } from './processes.ts';
 import { freshBundle, RUNTIME_PROGRAMS } from './runtime-build.ts';
 
@@ -24,11 +25,11 @@ export const EDGE_NODE_FLAGS = ['--max-old-space-size=128', '--max-semi-space-si
  */
 export const EDGE_MALLOC_ENV = { MALLOC_ARENA_MAX: '2' };
 
-/** Where the edge reaches both gateways: the local listeners. */
-const gateways = (cfg: Config) => ({
-  EDGE_API_UPSTREAM: `http://${cfg.bindHost}:${cfg.apiPort}`,
-  EDGE_SITE_GATEWAY: `http://${cfg.bindHost}:${cfg.sitePort}`,
-});
+/** Where the edge reaches both gateways: their local listeners. */
+const gateways = (cfg: Config) => {
+  const { site, api } = gatewayAddresses(cfg);
+  return { EDGE_API_UPSTREAM: api, EDGE_SITE_GATEWAY: site };
+};
 
 export async function startEdge(cfg: Config, log: Log): Promise<Child> {
   const env: Record<string, string> = {

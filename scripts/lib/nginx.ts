@@ -2,6 +2,7 @@
 // directory, run in the foreground with -p/-c. It never touches the system's nginx service.
 import { execFileSync } from 'node:child_process';
 import { accessSync, chownSync, constants, existsSync, mkdirSync, readdirSync, readFileSync, rmSync, statSync, writeFileSync } from 'node:fs';
+import http from 'node:http';
 import path from 'node:path';
 import { ROOT_DIR, type Config, type TlsConfig } from './config.ts';
 import { executableOf, idsOf, startChild, waitUntil, type Child, type Log } from './processes.ts';
@@ -41,15 +42,41 @@ export function findBrotliModules(): string[] {
   return paths.every((p) => existsSync(p)) ? paths : [];
 }
 
+/** The prefix our nginx runs in: its rendered configuration, documents, cache and sockets. */
+export const nginxPrefix = (cfg: Pick<Config, 'dataDir'>) => path.join(cfg.dataDir, 'nginx');
+
+/** The longest path a unix socket may have (sun_path holds 108 bytes with the closing NUL: unix(7)). */
+const SOCKET_PATH_MAX = 107;
+
+/**
+ * Where the node's own processes (the edge, its warming pass, the stack's readiness check) reach each
+ * gateway: its loopback port (SITE_PORT, API_PORT), or with HTTPS a unix socket in nginx's prefix,
+ * so that nginx opens no port but HTTPS_PORT and HTTP_PORT. The same form serves nginx's `listen`
+ * (after `http://`) and the edge (edge/gateway.ts).
+ */
+export function gatewayAddresses(cfg: Pick<Config, 'dataDir' | 'bindHost' | 'sitePort' | 'apiPort' | 'tls'>): { site: string; api: string } {
+  if (!cfg.tls) return { site: `http://${cfg.bindHost}:${cfg.sitePort}`, api: `http://${cfg.bindHost}:${cfg.apiPort}` };
+  const socket = (host: string) => {
+    const file = path.join(nginxPrefix(cfg), `${host}.sock`);
+    if (Buffer.byteLength(file) > SOCKET_PATH_MAX) throw new Error(`The data directory ${cfg.dataDir} is too deep for the gateways' sockets (${file} is over ${SOCKET_PATH_MAX} bytes): set DATA_DIR to a shorter path.`);
+    return `unix:${file}`;
+  };
+  return { site: socket('site'), api: socket('api') };
+}
+
+/** An address of gatewayAddresses as nginx's `listen` takes it. */
+const listenAt = (address: string) => address.replace(/^http:\/\//, '');
+
 /** Template variables, shared with docker-compose's gateway service. */
 export function nginxVars(cfg: Config, prefix: string): Record<string, string> {
+  const gateways = gatewayAddresses(cfg);
   return {
     NGINX_PREFIX: prefix,
     NGINX_WORKERS: String(cfg.nginxWorkers),
     NGINX_MIME_TYPES: '/etc/nginx/mime.types',
     NGINX_CACHE_DIR: path.join(prefix, 'cache'),
-    API_LISTEN: `${cfg.bindHost}:${cfg.apiPort}`,
-    SITE_LISTEN: `${cfg.bindHost}:${cfg.sitePort}`,
+    API_LISTEN: listenAt(gateways.api),
+    SITE_LISTEN: listenAt(gateways.site),
     SITE_ROOT: path.join(prefix, 'html'),
     // Written by the renderer beside the documents, as in docker-compose (site/render/locations.ts).
     SITE_LOCATIONS: path.join(prefix, 'html', '_nginx', 'site-locations.conf'),
@@ -108,7 +135,7 @@ export interface ServedCertificate {
  */
 export function writeTlsServing(cfg: Config, certificate: ServedCertificate | undefined, healthFilter: string): void {
   const tls = cfg.tls!;
-  const prefix = path.join(cfg.dataDir, 'nginx');
+  const prefix = nginxPrefix(cfg);
   const dir = path.join(prefix, 'tls');
   mkdirSync(dir, { recursive: true });
   const files: Record<string, string> = { 'health.conf': healthFilter };
@@ -138,7 +165,7 @@ export function reloadNginx(cfg: Config): void {
 
 /** The master of this data directory's nginx, if it runs (its pid file names a live nginx: never a reused process id). */
 export function runningNginx(cfg: Config): number | undefined {
-  const pidFile = path.join(cfg.dataDir, 'nginx', 'nginx.pid');
+  const pidFile = path.join(nginxPrefix(cfg), 'nginx.pid');
   const pid = existsSync(pidFile) ? Number(readFileSync(pidFile, 'utf8').trim()) : NaN;
   return Number.isInteger(pid) && path.basename(executableOf(pid) ?? '') === 'nginx' ? pid : undefined;
 }
@@ -249,7 +276,7 @@ export interface PreparedNginx {
  */
 export async function prepareNginx(cfg: Config, addParts?: () => void): Promise<PreparedNginx> {
   const binary = findNginx(cfg.nginxBin);
-  const prefix = path.join(cfg.dataDir, 'nginx');
+  const prefix = nginxPrefix(cfg);
   const conf = await renderNginx(cfg, prefix);
   addParts?.();
   const ids = unprivilegedIds(prefix);
@@ -268,8 +295,22 @@ export async function prepareNginx(cfg: Config, addParts?: () => void): Promise<
   return prepared;
 }
 
+/** The status a gateway answers for GET `pathname`, over its port or its socket. */
+export function gatewayStatus(address: string, pathname: string): Promise<number> {
+  const at = address.startsWith('unix:') ? { socketPath: address.slice('unix:'.length) } : { host: new URL(address).hostname, port: new URL(address).port };
+  return new Promise((resolve, reject) => {
+    http.get({ ...at, path: pathname, timeout: 5000 }, (res) => { res.resume(); resolve(res.statusCode ?? 0); })
+      .on('timeout', function (this: http.ClientRequest) { this.destroy(new Error('no answer within 5 s')); })
+      .on('error', reject);
+  });
+}
+
 export async function startNginx(cfg: Config, log: Log, prepared: PreparedNginx): Promise<Child> {
+  const gateways = gatewayAddresses(cfg);
+  // A socket left by an nginx that was killed would refuse the new one's bind; nginx removes its
+  // own when it stops, so one found here is no live nginx's.
+  for (const address of Object.values(gateways)) if (address.startsWith('unix:')) rmSync(address.slice('unix:'.length), { force: true });
   const child = startChild('nginx', prepared.binary, prepared.args, { ...prepared.ids, env: { PATH: process.env.PATH ?? '', TZ: 'UTC' }, log });
-  await waitUntil('nginx', async () => (await fetch(`http://${cfg.bindHost}:${cfg.apiPort}/`)).status === 404, 10_000, child);
+  await waitUntil('nginx', async () => (await gatewayStatus(gateways.api, '/')) === 404, 10_000, child);
   return child;
 }

@@ -90,9 +90,9 @@ async function prepareParts(cfg: Config, ports: [number, string, string][], { lo
   return { keepRunning, started, stopAll };
 }
 
+/** The loopback ports a node listens on; with HTTPS the gateways listen on sockets instead (gatewayAddresses). */
 const nodePorts = (cfg: Config): [number, string, string][] => [
-  [cfg.apiPort, 'API host', 'API_PORT'],
-  [cfg.sitePort, 'site host', 'SITE_PORT'],
+  ...(cfg.tls ? [] : [[cfg.apiPort, 'API host', 'API_PORT'], [cfg.sitePort, 'site host', 'SITE_PORT']] as [number, string, string][]),
   [cfg.edgePort, 'edge server', 'EDGE_PORT'],
   [cfg.postgrestPort, 'PostgREST', 'POSTGREST_PORT'],
   [cfg.postgrestAdminPort, 'PostgREST admin', 'POSTGREST_ADMIN_PORT'],

@@ -10,6 +10,7 @@ import { describe, expect, it } from 'vitest';
 import { edgeConfigFromEnv } from '../../edge/config.ts';
 import { BACKUP_DEFAULTS, USAGE as BACKUP_USAGE } from '../../scripts/backup.ts';
 import { configFromEnv, ROOT_DIR, STACK_DEFAULTS } from '../../scripts/lib/config.ts';
+import { gatewayAddresses } from '../../scripts/lib/nginx.ts';
 import { WRITER_DEFAULTS } from '../../scripts/writer/config.ts';
 import { HELP as WRITER_HELP } from '../../scripts/writer/help.ts';
 import { DEFAULT_POLICY_UPDATED } from '../../site/render/render.ts';
@@ -89,6 +90,17 @@ describe('configuration', () => {
     const fallbacks = [...compose.matchAll(/\$\{([A-Z][A-Z0-9_]*):-([^}]+)\}/g)].filter((m) => defaults.has(m[1]!));
     expect(fallbacks.length).toBeGreaterThan(20);
     expect(fallbacks.filter((m) => m[2] !== defaults.get(m[1]!)).map((m) => `${m[0]} (the code's default: ${defaults.get(m[1]!)})`)).toEqual([]);
+  });
+
+  it('refuses what nginx would refuse, with a sentence naming the variable', () => {
+    // limit_req takes no burst of 0 (https://nginx.org/en/docs/http/ngx_http_limit_req_module.html).
+    expect(() => configFromEnv({ SITE_RATE_BURST: '0' }, [])).toThrow('SITE_RATE_BURST must be a whole number of at least 1, got "0".');
+    // With HTTPS the gateways listen on unix sockets in the data directory, whose paths have a limit.
+    const https = { SITE_URL: 'https://stats.example.test', API_URL: 'https://api.stats.example.test' };
+    expect(gatewayAddresses(configFromEnv({ ...https, DATA_DIR: '/var/lib/public-stats' }, []))).toEqual({ site: 'unix:/var/lib/public-stats/nginx/site.sock', api: 'unix:/var/lib/public-stats/nginx/api.sock' });
+    const deep = `/${'d'.repeat(100)}`;
+    expect(() => gatewayAddresses(configFromEnv({ ...https, DATA_DIR: deep }, []))).toThrow(`The data directory ${deep} is too deep for the gateways' sockets`);
+    expect(gatewayAddresses(configFromEnv({ DATA_DIR: deep }, []))).toEqual({ site: `http://127.0.0.1:${STACK_DEFAULTS.SITE_PORT}`, api: `http://127.0.0.1:${STACK_DEFAULTS.API_PORT}` });
   });
 
   it('states in the README and in the help of the command lines the defaults the code applies', () => {

@@ -10,7 +10,10 @@ import path from 'node:path';
 import { setTimeout as sleep } from 'node:timers/promises';
 import tls from 'node:tls';
 import { afterAll, describe, expect, it } from 'vitest';
+import net from 'node:net';
 import { API_PATHS } from '../../contract/paths.ts';
+import { gatewayAt } from '../../edge/gateway.ts';
+import { gatewayAddresses } from '../../scripts/lib/nginx.ts';
 import { freePort } from '../../scripts/lib/processes.ts';
 import { healthFilter } from '../../scripts/lib/tls.ts';
 import type { CertificateFacts } from '../../scripts/lib/tls-certificate.ts';
@@ -34,11 +37,21 @@ async function httpsStack(httpsPort: number, env: Record<string, string>): Promi
   return stack;
 }
 
+/** A gateway of the stack as its edge reaches it: with HTTPS, on nginx's unix socket. */
+const local = (stack: TestStack, host: 'site' | 'api') => gatewayAt(gatewayAddresses(stack.cfg)[host]);
+
 /** The API host's health as the edge reads it, on the local listener. */
 async function localHealth(stack: TestStack): Promise<{ status: string; data: { tls: { expires_at: string | null; obtaining: boolean; error: string | null } } }> {
-  const res = await fetch(`http://${stack.cfg.bindHost}:${stack.cfg.apiPort}${API_PATHS.REST_BASE}/rpc/landing_health`, { headers: { apikey: stack.cfg.ANON_KEY } });
+  const api = local(stack, 'api');
+  const res = await api.fetch(`${api.origin}${API_PATHS.REST_BASE}/rpc/landing_health`, { headers: { apikey: stack.cfg.ANON_KEY } });
   return res.json() as never;
 }
+
+/** How a TCP connection to `port` on loopback ends: 'open', or the error's code. */
+const dial = (port: number) => new Promise<string>((resolve) => {
+  const socket = net.connect({ host: '127.0.0.1', port }, () => { socket.destroy(); resolve('open'); });
+  socket.once('error', (error: NodeJS.ErrnoException) => resolve(error.code ?? error.message));
+});
 
 /** Waits (up to a minute) for `check` to hold: an event the stack reports, not a timing. */
 async function until<T>(what: string, check: () => Promise<T | undefined> | T | undefined): Promise<T> {
@@ -53,8 +66,16 @@ describe('HTTPS while the ACME server cannot be reached', () => {
   it('serves the challenges and the redirect, says why in the log and in health, and keeps trying', async () => {
     const httpsPort = await freePort();
     const unreachable = `https://127.0.0.1:${await freePort()}/dir`;
-    const stack = await httpsStack(httpsPort, { ACME_DIRECTORY_URL: unreachable });
+    // Warmed as `npm start` warms: before it says it runs, and every 2 s; under a rate limit that a
+    // third request from any one address would meet, which the node's own socket is exempt from.
+    const stack = await httpsStack(httpsPort, { ACME_DIRECTORY_URL: unreachable, EDGE_WARM_SECONDS: '2', SITE_RATE_LIMIT: '1r/m', SITE_RATE_BURST: '1' });
     expect(stack.tls!.status.certificate).toBeUndefined();
+    // The warming pass reached both gateways on their sockets: the entries are there for the first caller.
+    const [site, api] = [local(stack, 'site'), local(stack, 'api')];
+    const cacheStatus = async (gateway: typeof site, pathname: string, headers: Record<string, string> = {}) =>
+      (await gateway.fetch(`${gateway.origin}${pathname}`, { headers })).headers.get('x-cache-status');
+    expect(await cacheStatus(site, '/api/stats')).not.toBe('MISS');
+    expect(await cacheStatus(api, API_PATHS.STATS, { apikey: stack.cfg.ANON_KEY })).not.toBe('MISS');
     const said = await until('the first failed attempt', () => stack.logs.find((line) => line.includes('could not obtain a certificate')));
     expect(said).toMatch(new RegExp(`^tls: could not obtain a certificate from ${unreachable.replace(/[.]/g, '\\.')}: .+; trying again in 15 s\\.$`));
     const health = await until('health saying why', async () => {
@@ -73,8 +94,11 @@ describe('HTTPS while the ACME server cannot be reached', () => {
       tls.connect({ host: '127.0.0.1', port: httpsPort, servername: SITE_HOST }).once('error', (error: NodeJS.ErrnoException) => resolve(error.code ?? error.message));
     });
     expect(refused).toBe('ECONNREFUSED');
-    // The stack is still running: the edge answers through the local listeners.
-    expect((await fetch(`http://${stack.cfg.bindHost}:${stack.cfg.sitePort}/api/stats`)).status).toBe(200);
+    // The stack is still running: the edge answers through the gateways' sockets, and nginx opens
+    // no port but HTTPS_PORT and HTTP_PORT.
+    expect((await site.fetch(`${site.origin}/api/stats`)).status).toBe(200);
+    expect(stack.logs.filter((line) => line.includes('warmed'))).toEqual([]);
+    expect([await dial(stack.cfg.sitePort), await dial(stack.cfg.apiPort)]).toEqual(['ECONNREFUSED', 'ECONNREFUSED']);
   }, 120_000);
 });
 

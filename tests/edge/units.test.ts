@@ -1,13 +1,17 @@
 // The edge's small pure pieces: content negotiation, ETag comparison, the single-flight cache,
 // the chart and the wording rules. No stack needed beyond what the run starts anyway.
+import { mkdtempSync, rmSync } from 'node:fs';
 import { createServer, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
+import { tmpdir } from 'node:os';
+import path from 'node:path';
 import { describe, expect, it, vi } from 'vitest';
 import { NextLoad, SingleFlight } from '../../edge/cache.ts';
 import { acceptQuality, etagMatches, prefersHtml, prefersMarkdown, strongEtag } from '../../edge/http.ts';
 import { nightsChart } from '../../edge/page/chart.ts';
 import { askedSkill } from '../../edge/a2a.ts';
-import { keepWarm } from '../../edge/warm.ts';
+import { gatewayAt } from '../../edge/gateway.ts';
+import { keepWarm, warmOnce } from '../../edge/warm.ts';
 import { buildTree } from '../../contract/tlog/merkle.ts';
 import { parseTilePath, tileBytes, tileIndexPath } from '../../edge/tlog/tiles.ts';
 import type { Part } from '@a2a-js/sdk';
@@ -231,7 +235,7 @@ describe('keeping the gateways warm', () => {
     const reports: string[][] = [];
     let asked = 0;
     gateway.on('request', () => asked++);
-    const stop = keepWarm([{ url: `http://127.0.0.1:${port}/api/stats`, headers: { 'accept-encoding': 'gzip' } }], PERIOD_MS, 1000, (failed) => reports.push(failed));
+    const stop = keepWarm([{ gateway: gatewayAt(`http://127.0.0.1:${port}`), path: '/api/stats', headers: { 'accept-encoding': 'gzip' } }], PERIOD_MS, 1000, (failed) => reports.push(failed));
     try {
       await vi.waitFor(() => expect(asked).toBeGreaterThanOrEqual(2), { timeout: 5000 });
       expect(reports).toEqual([]);
@@ -251,6 +255,29 @@ describe('keeping the gateways warm', () => {
     }
   });
 
+  it('reaches a gateway on a unix socket, and names the socket when it cannot', async () => {
+    const dir = mkdtempSync(path.join(tmpdir(), 'gateway-socket-'));
+    const socket = path.join(dir, 'api.sock');
+    const seen: { host?: string; url?: string; encoding?: string }[] = [];
+    const gateway = createServer((req, res) => {
+      seen.push({ host: req.headers.host, url: req.url, encoding: req.headers['accept-encoding'] });
+      res.end();
+    });
+    await new Promise<void>((resolve) => gateway.listen(socket, resolve));
+    try {
+      const targets = [{ gateway: gatewayAt(`unix:${socket}`), path: '/rest/v1/rpc/landing_stats', headers: { 'accept-encoding': 'br' } }];
+      expect(await warmOnce(targets, 1000)).toEqual([]);
+      expect(seen).toEqual([{ host: 'localhost', url: '/rest/v1/rpc/landing_stats', encoding: 'br' }]);
+      await close(gateway);
+      const [failed, ...more] = await warmOnce(targets, 1000);
+      expect(more).toEqual([]);
+      expect(failed).toMatch(new RegExp(`^unix:${socket.replace(/[.]/g, '\\.')}/rest/v1/rpc/landing_stats \\(br\\): `));
+    } finally {
+      if (gateway.listening) await close(gateway);
+      rmSync(dir, { recursive: true, force: true });
+    }
+  });
+
   it('says nothing of a gateway that fails a single pass', async () => {
     const gateway = await listen();
     const { port } = gateway.address() as AddressInfo;
@@ -263,7 +290,7 @@ describe('keeping the gateways warm', () => {
       up = !up;
       res.end();
     });
-    const stop = keepWarm([{ url: `http://127.0.0.1:${port}/api/stats`, headers: { 'accept-encoding': 'identity' } }], PERIOD_MS, 1000, (failed) => reports.push(failed));
+    const stop = keepWarm([{ gateway: gatewayAt(`http://127.0.0.1:${port}`), path: '/api/stats', headers: { 'accept-encoding': 'identity' } }], PERIOD_MS, 1000, (failed) => reports.push(failed));
     try {
       await passes(6);
       expect(reports).toEqual([]);
