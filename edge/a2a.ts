@@ -105,13 +105,15 @@ const jsonHeaders = { 'content-type': 'application/json', 'cache-control': 'no-s
 const rpcReply = (body: unknown, status = 200) => new Response(JSON.stringify(body), { status, headers: jsonHeaders });
 const isRecord = (value: unknown): value is Record<string, unknown> => value !== null && typeof value === 'object' && !Array.isArray(value);
 
+/** A request whose answer may be kept: under what, and the values of its own that its answer may carry. */
+interface Asked { key: string; id: string | number; messageId: string; contextId?: string }
+
 /**
  * Under what a request is kept: the A2A-Version it asks for and its whole body but the values the
  * SDK only carries into the answer or ignores (the request's id and its message's id) and the
  * message's contextId, which the answer carries back (the SDK makes one when none is given). Only
  * message requests with ids of their own are kept.
  */
-interface Asked { key: string; id: string | number; messageId: string; contextId?: string }
 function requestKey(version: string | undefined, body: Record<string, unknown>): Asked | undefined {
   const { id, params, ...rest } = body;
   if ((typeof id !== 'string' && typeof id !== 'number') || !isRecord(params) || !isRecord(params.message)) return undefined;

@@ -3,7 +3,7 @@
 // the hosts' names and no plain loopback port is open. Node's fetch cannot dial a socket; undici's
 // can, with an Agent whose connections go to it
 // (https://github.com/nodejs/undici/blob/main/docs/docs/api/Client.md, `connect.socketPath`).
-import { Agent, fetch as undiciFetch } from 'undici';
+import type { Agent, fetch as UndiciFetch } from 'undici';
 
 export interface Gateway {
   /** Where it is, as configured: for messages. */
@@ -20,9 +20,14 @@ export const isSocketAddress = (address: string) => address.startsWith(UNIX);
 /** The gateway at `address`; `fetchImpl` reaches an http origin. */
 export function gatewayAt(address: string, fetchImpl: typeof fetch = fetch): Gateway {
   if (!isSocketAddress(address)) return { address, origin: new URL(address).origin, fetch: fetchImpl };
-  const dispatcher = new Agent({ connect: { socketPath: address.slice(UNIX.length) } });
-  // undici's fetch takes the web platform's arguments; only its own types differ from the global ones.
-  const socketFetch = (input: Parameters<typeof fetch>[0], init?: RequestInit) =>
-    undiciFetch(input as Parameters<typeof undiciFetch>[0], { ...(init as Parameters<typeof undiciFetch>[1]), dispatcher }) as unknown as Promise<Response>;
+  const socketPath = address.slice(UNIX.length);
+  // Loaded when first used: an edge whose gateways listen on ports never holds undici.
+  let client: Promise<{ fetch: typeof UndiciFetch; dispatcher: Agent }> | undefined;
+  const socketFetch = async (input: Parameters<typeof fetch>[0], init?: RequestInit) => {
+    client ??= import('undici').then((undici) => ({ fetch: undici.fetch, dispatcher: new undici.Agent({ connect: { socketPath } }) }));
+    const { fetch: undiciFetch, dispatcher } = await client;
+    // undici's fetch takes the web platform's arguments; only its own types differ from the global ones.
+    return undiciFetch(input as Parameters<typeof UndiciFetch>[0], { ...(init as Parameters<typeof UndiciFetch>[1]), dispatcher }) as unknown as Promise<Response>;
+  };
   return { address, origin: 'http://localhost', fetch: socketFetch as typeof fetch };
 }
