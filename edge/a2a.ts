@@ -22,7 +22,7 @@ import type { Origins } from '../contract/paths.ts';
 import { UNAVAILABLE } from '../contract/texts/rules.ts';
 import { healthSummary, historySummary, statsSummary } from '../contract/texts/summaries.ts';
 import { buildAgentCard } from './agent-card.ts';
-import { createAnswerMemo, cutTemplate, fillTemplate, type Template } from './answer-memo.ts';
+import { createAnswerMemo, cutTemplate, fillTemplate, templateChars, type Template } from './answer-memo.ts';
 import type { Figures } from './figures.ts';
 import { INVALID_PARAMS, paramsProblem, publicError, type RpcError } from './rpc-errors.ts';
 
@@ -140,7 +140,7 @@ function templateOf(text: string, asked: Asked, published: Published | undefined
 /** POST /a2a: one JSON-RPC request, answered with one Message or an error. */
 export function createA2ARpc(cfg: Pick<Origins, 'siteUrl'>, figures: Figures): (request: Request) => Promise<Response> {
   const card = buildAgentCard(cfg);
-  const memo = createAnswerMemo<Template<Hole>>(figures);
+  const memo = createAnswerMemo<Template<Hole>>(figures, templateChars);
   // A handler pair per request not answered from the memo, reading the figures through its recording.
   // The task store is required by the handler's constructor; replies are Messages, so it stays empty.
   const handlersOver = (recorded: Figures, onPublished: (message: Published) => void) => {

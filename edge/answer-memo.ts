@@ -9,6 +9,11 @@ type FigureName = keyof Figures;
 
 /** Distinct requests kept; the oldest goes first. Enough for every tool, skill and argument an agent polls. */
 const MEMO_SIZE = 64;
+/**
+ * The characters all kept answers may hold together: a few whole track records. Requests that differ
+ * only in words (each asking for the history) cannot make one edge hold 64 copies of it.
+ */
+const MEMO_CHARS = 4 * 1024 * 1024;
 
 /** An answer's text cut where its own values stand: parts[0] value[0] parts[1] … value[n-1] parts[n]. */
 export interface Template<Hole extends string> {
@@ -39,6 +44,9 @@ export function cutTemplate<Hole extends string>(text: string, holes: Record<Hol
   return { parts, holes: found.map(([, hole]) => hole) };
 }
 
+/** How many characters a template holds. */
+export const templateChars = (template: Template<string>) => template.parts.reduce((sum, part) => sum + part.length, 0);
+
 /** The template's text with each hole's value in place. */
 export function fillTemplate<Hole extends string>(template: Template<Hole>, values: Record<Hole, string>): string {
   let text = template.parts[0]!;
@@ -56,8 +64,14 @@ export interface AnswerMemo<Answer> {
   recording(figures: Figures): { figures: Figures; keep(key: string, answer: Answer): void };
 }
 
-export function createAnswerMemo<Answer>(figures: Figures): AnswerMemo<Answer> {
-  const kept = new Map<string, { read: [FigureName, string][]; answer: Answer }>();
+/** A memo of answers, each weighing `charsOf` characters. */
+export function createAnswerMemo<Answer>(figures: Figures, charsOf: (answer: Answer) => number): AnswerMemo<Answer> {
+  const kept = new Map<string, { read: [FigureName, string][]; answer: Answer; chars: number }>();
+  let chars = 0;
+  const drop = (key: string) => {
+    chars -= kept.get(key)?.chars ?? 0;
+    kept.delete(key);
+  };
 
   const current = async (read: [FigureName, string][]) => {
     for (const [name, etag] of read) {
@@ -85,10 +99,13 @@ export function createAnswerMemo<Answer>(figures: Figures): AnswerMemo<Answer> {
       return {
         figures: recorded,
         keep(key, answer) {
-          if (failed) return;
-          kept.delete(key);
-          if (kept.size >= MEMO_SIZE) kept.delete(kept.keys().next().value!);
-          kept.set(key, { read, answer });
+          const size = charsOf(answer);
+          if (failed || size > MEMO_CHARS) return;
+          drop(key);
+          // The oldest go first, until the new one fits.
+          while (kept.size >= MEMO_SIZE || chars + size > MEMO_CHARS) drop(kept.keys().next().value!);
+          kept.set(key, { read, answer, chars: size });
+          chars += size;
         },
       };
     },

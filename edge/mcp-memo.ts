@@ -2,7 +2,7 @@
 // unchanged. In stateless JSON mode an answer is a function of the request (its whole message but
 // the id, and the headers the transport reads) and of the figures its handler read, so the answer
 // made for an earlier request is this one's, with this request's id in place of that one's.
-import { createAnswerMemo, cutTemplate, fillTemplate, type Template } from './answer-memo.ts';
+import { createAnswerMemo, cutTemplate, fillTemplate, templateChars, type Template } from './answer-memo.ts';
 import type { Figures } from './figures.ts';
 
 /** The headers the SDK's transport reads from a POST (webStandardStreamableHttp.js). */
@@ -35,7 +35,7 @@ export interface McpMemo {
 }
 
 export function createMcpMemo(figures: Figures): McpMemo {
-  const memo = createAnswerMemo<Kept>(figures);
+  const memo = createAnswerMemo<Kept>(figures, (kept) => templateChars(kept.template));
   return {
     async answer(request, message) {
       const key = requestKey(request, message);

@@ -10,6 +10,8 @@ import { NextLoad, SingleFlight } from '../../edge/cache.ts';
 import { acceptQuality, etagMatches, prefersHtml, prefersMarkdown, strongEtag } from '../../edge/http.ts';
 import { nightsChart } from '../../edge/page/chart.ts';
 import { askedSkill } from '../../edge/a2a.ts';
+import { createAnswerMemo, cutTemplate, fillTemplate, templateChars } from '../../edge/answer-memo.ts';
+import type { Figures } from '../../edge/figures.ts';
 import { gatewayAt } from '../../edge/gateway.ts';
 import { keepWarm, warmOnce } from '../../edge/warm.ts';
 import { buildTree } from '../../contract/tlog/merkle.ts';
@@ -298,5 +300,49 @@ describe('keeping the gateways warm', () => {
       stop();
       await close(gateway);
     }
+  });
+});
+
+describe('the answers kept for requests asked again', () => {
+  it('cuts an answer where each of its own values stands exactly once, and puts new ones in place', () => {
+    const text = '{"jsonrpc":"2.0","id":7,"result":{"messageId":"m-1","parts":[]}}';
+    const template = cutTemplate(text, { id: '"id":7', messageId: '"messageId":"m-1"' })!;
+    expect(fillTemplate(template, { id: '"id":"next"', messageId: '"messageId":"m-2"' })).toBe('{"jsonrpc":"2.0","id":"next","result":{"messageId":"m-2","parts":[]}}');
+    expect(templateChars(template)).toBe(text.length - '"id":7'.length - '"messageId":"m-1"'.length);
+    // A value that stands twice, or not at all, leaves its place unknown: nothing is cut.
+    expect(cutTemplate('{"id":7,"data":{"id":7}}', { id: '"id":7' })).toBeUndefined();
+    expect(cutTemplate('{"id":8}', { id: '"id":7' })).toBeUndefined();
+  });
+
+  it('holds at most 64 answers and 4 Mi characters, the oldest going first, and none made while a figure could not be read', async () => {
+    const figure = async () => ({ value: {}, body: '{}', etag: '"same"' });
+    const figures = { stats: figure, history: figure, health: figure, log: figure } as unknown as Figures;
+    const memo = createAnswerMemo<string>(figures, (answer) => answer.length);
+    const keep = async (key: string, answer: string) => {
+      const recording = memo.recording(figures);
+      await recording.figures.stats();
+      recording.keep(key, answer);
+    };
+    for (let i = 0; i < 65; i++) await keep(`request ${i}`, `answer ${i}`);
+    expect(await memo.find('request 0')).toBeUndefined();
+    expect(await memo.find('request 1')).toBe('answer 1');
+    expect(await memo.find('request 64')).toBe('answer 64');
+    // Two answers of 3 Mi characters do not fit together: the first goes, and the small ones kept
+    // before it went first.
+    const big = (c: string) => c.repeat(3 * 1024 * 1024);
+    await keep('big a', big('a'));
+    expect(await memo.find('request 64')).toBe('answer 64');
+    await keep('big b', big('b'));
+    expect(await memo.find('big a')).toBeUndefined();
+    expect(await memo.find('request 64')).toBeUndefined();
+    expect((await memo.find('big b'))?.length).toBe(3 * 1024 * 1024);
+    // An answer larger than the whole memo is not kept.
+    await keep('huge', 'h'.repeat(4 * 1024 * 1024 + 1));
+    expect(await memo.find('huge')).toBeUndefined();
+    expect(await memo.find('big b')).toBeDefined();
+    const failing = memo.recording({ ...figures, stats: () => Promise.reject(new Error('down')) });
+    await failing.figures.stats().catch(() => undefined);
+    failing.keep('after a failure', 'answer');
+    expect(await memo.find('after a failure')).toBeUndefined();
   });
 });
