@@ -193,6 +193,9 @@ describe('a log with three witnesses and a quorum of two', () => {
     await importLines([{ type: 'payout', date: addDays(today, -5), usd: 1.5 }]);
     const halted = await logRecord();
     expect(halted.halted?.reason).toMatch(new RegExp(`^witness (alpha|beta|gamma) has cosigned a tree of ${last.size} entries, more than the ${kept + 1} this log holds: the log is behind what a witness saw$`));
+    // Every witness answered at once, and each one's halt is recorded.
+    const reasons = await query<{ reason: string }>(stack.db.adminUrl, 'select reason from stats.log_halt order by reason');
+    expect(reasons.map((r) => r.reason.split(' ')[1])).toEqual(['alpha', 'beta', 'gamma']);
     // No witness cosigned the second history, so no reader with the policy can be shown it as witnessed.
     expect(halted.checkpoints.at(-1)!.cosignatures).toEqual([]);
     const { log } = await health();

@@ -37,6 +37,8 @@ export class LogSigner {
   readonly #origins: Pick<Origins, 'siteUrl' | 'logOrigin'>;
   readonly #stateFile: string | undefined;
   readonly #log: Logger;
+  /** The halts recorded so far, one after another (see halt). */
+  #halting: Promise<void> = Promise.resolve();
 
   private constructor(key: NoteSigningKey, origins: Pick<Origins, 'siteUrl' | 'logOrigin'>, stateFile: string | undefined, log: Logger) {
     this.#key = key;
@@ -75,10 +77,16 @@ export class LogSigner {
     return { signed };
   }
 
-  /** Records why the log stops growing; health shows it until the owner removes it. */
-  async halt(db: Db, reason: string): Promise<void> {
+  /**
+   * Records why the log stops growing; health shows it until the owner removes it. Halts are
+   * recorded one after another: each row is keyed by the moment it was written (clock_timestamp(),
+   * to the microsecond), which two witnesses' halts written at once on two connections can share.
+   */
+  halt(db: Db, reason: string): Promise<void> {
     this.#log.error(`the transparency log is halted and appends nothing: ${reason}`);
-    await db.insertInto('stats.log_halt').values({ reason }).execute();
+    const recorded = this.#halting.then(async () => { await db.insertInto('stats.log_halt').values({ reason }).execute(); });
+    this.#halting = recorded.catch(() => {});
+    return recorded;
   }
 
   /** After the transaction that stored `signed` committed: remember it as the last this signer signed. */
