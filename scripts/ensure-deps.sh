@@ -33,10 +33,11 @@ if { [ "${1:-}" = --test ] || grep -qs '^POSTGRES_HA=pg_auto_failover' "${ENV_FI
   missing="$missing postgresql-15 postgresql-15-auto-failover pg-auto-failover-cli"
 fi
 # With --test: certbot, pebble (Let's Encrypt's test ACME server, with pebble-challtestsrv) and sslscan,
-# which the HTTPS tests run; systemd's systemd-analyze, which checks the service unit. When .env asks for
+# which the HTTPS tests run; systemd's systemd-analyze, which checks the service unit, and
+# systemd-nspawn (systemd-container), which boots this machine's systemd to start it. When .env asks for
 # HTTPS without a certificate of its own: certbot, which obtains one.
-if [ "${1:-}" = --test ] && { ! command -v certbot >/dev/null 2>&1 || ! command -v pebble >/dev/null 2>&1 || ! command -v sslscan >/dev/null 2>&1 || ! command -v systemd-analyze >/dev/null 2>&1; }; then
-  missing="$missing certbot pebble sslscan systemd"
+if [ "${1:-}" = --test ] && { ! command -v certbot >/dev/null 2>&1 || ! command -v pebble >/dev/null 2>&1 || ! command -v sslscan >/dev/null 2>&1 || ! command -v systemd-analyze >/dev/null 2>&1 || ! command -v systemd-nspawn >/dev/null 2>&1; }; then
+  missing="$missing certbot pebble sslscan systemd systemd-container"
 elif grep -qs '^SITE_URL=https://' "${ENV_FILE:-.env}" && ! grep -qs '^TLS_CERT_FILE=.' "${ENV_FILE:-.env}" && ! command -v certbot >/dev/null 2>&1; then
   missing="$missing certbot"
 fi
