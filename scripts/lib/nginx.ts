@@ -64,6 +64,9 @@ export function gatewayAddresses(cfg: Pick<Config, 'dataDir' | 'bindHost' | 'sit
   return { site: socket('site'), api: socket('api') };
 }
 
+/** The socket file of a gateway address, or undefined for a port. */
+const socketOf = (address: string) => (address.startsWith('unix:') ? address.slice('unix:'.length) : undefined);
+
 /** An address of gatewayAddresses as nginx's `listen` takes it. */
 const listenAt = (address: string) => address.replace(/^http:\/\//, '');
 
@@ -297,7 +300,8 @@ export async function prepareNginx(cfg: Config, addParts?: () => void): Promise<
 
 /** The status a gateway answers for GET `pathname`, over its port or its socket. */
 export function gatewayStatus(address: string, pathname: string): Promise<number> {
-  const at = address.startsWith('unix:') ? { socketPath: address.slice('unix:'.length) } : { host: new URL(address).hostname, port: new URL(address).port };
+  const socketPath = socketOf(address);
+  const at = socketPath ? { socketPath } : { host: new URL(address).hostname, port: new URL(address).port };
   return new Promise((resolve, reject) => {
     http.get({ ...at, path: pathname, timeout: 5000 }, (res) => { res.resume(); resolve(res.statusCode ?? 0); })
       .on('timeout', function (this: http.ClientRequest) { this.destroy(new Error('no answer within 5 s')); })
@@ -309,7 +313,10 @@ export async function startNginx(cfg: Config, log: Log, prepared: PreparedNginx)
   const gateways = gatewayAddresses(cfg);
   // A socket left by an nginx that was killed would refuse the new one's bind; nginx removes its
   // own when it stops, so one found here is no live nginx's.
-  for (const address of Object.values(gateways)) if (address.startsWith('unix:')) rmSync(address.slice('unix:'.length), { force: true });
+  for (const address of Object.values(gateways)) {
+    const socket = socketOf(address);
+    if (socket) rmSync(socket, { force: true });
+  }
   const child = startChild('nginx', prepared.binary, prepared.args, { ...prepared.ids, env: { PATH: process.env.PATH ?? '', TZ: 'UTC' }, log });
   await waitUntil('nginx', async () => (await gatewayStatus(gateways.api, '/')) === 404, 10_000, child);
   return child;
