@@ -9,7 +9,6 @@ import { execFileSync, spawn, type ChildProcess } from 'node:child_process';
 import { chmodSync, copyFileSync, existsSync, mkdirSync, readdirSync, readFileSync, readlinkSync, rmSync, symlinkSync, writeFileSync } from 'node:fs';
 import http from 'node:http';
 import https from 'node:https';
-import net from 'node:net';
 import path from 'node:path';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { afterAll, describe, expect, it } from 'vitest';
@@ -17,6 +16,7 @@ import type { HistoryRecord } from '../../contract/records.ts';
 import { ROOT_DIR } from '../../scripts/lib/config.ts';
 import { freePort } from '../../scripts/lib/processes.ts';
 import { copyCheckout } from '../support/checkout.ts';
+import { dial } from '../support/stack.ts';
 
 /** Where the checkout is inside the container, as an operator's clone would be. */
 const CHECKOUT = '/srv';
@@ -94,11 +94,6 @@ async function serving(ca: string, container: ReturnType<typeof boot>, seconds: 
   throw new Error(`https://${SITE_HOST}/api/stats did not answer within ${seconds} s; the console:\n${container.console()}\nthe install:\n${readIf(path.join(app, 'install.log'))}`);
 }
 
-/** How a TCP connection to `port` on loopback ends: 'open', or the error's code. */
-const dial = (port: number) => new Promise<string>((resolve) => {
-  const socket = net.connect({ host: '127.0.0.1', port }, () => { socket.destroy(); resolve('open'); });
-  socket.once('error', (error: NodeJS.ErrnoException) => resolve(error.code ?? error.message));
-});
 
 const readIf = (file: string) => (existsSync(file) ? readFileSync(file, 'utf8') : '(none)');
 

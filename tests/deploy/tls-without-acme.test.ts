@@ -10,14 +10,13 @@ import path from 'node:path';
 import { setTimeout as sleep } from 'node:timers/promises';
 import tls from 'node:tls';
 import { afterAll, describe, expect, it } from 'vitest';
-import net from 'node:net';
 import { API_PATHS } from '../../contract/paths.ts';
 import { gatewayAt } from '../../edge/gateway.ts';
 import { gatewayAddresses } from '../../scripts/lib/nginx.ts';
 import { freePort } from '../../scripts/lib/processes.ts';
 import { healthFilter } from '../../scripts/lib/tls.ts';
 import type { CertificateFacts } from '../../scripts/lib/tls-certificate.ts';
-import { startTestStack, type TestStack } from '../support/stack.ts';
+import { dial, startTestStack, type TestStack } from '../support/stack.ts';
 
 const SITE_HOST = 'stats.example.test';
 const API_HOST = 'api.stats.example.test';
@@ -47,11 +46,6 @@ async function localHealth(stack: TestStack): Promise<{ status: string; data: { 
   return res.json() as never;
 }
 
-/** How a TCP connection to `port` on loopback ends: 'open', or the error's code. */
-const dial = (port: number) => new Promise<string>((resolve) => {
-  const socket = net.connect({ host: '127.0.0.1', port }, () => { socket.destroy(); resolve('open'); });
-  socket.once('error', (error: NodeJS.ErrnoException) => resolve(error.code ?? error.message));
-});
 
 /** Waits (up to a minute) for `check` to hold: an event the stack reports, not a timing. */
 async function until<T>(what: string, check: () => Promise<T | undefined> | T | undefined): Promise<T> {
