@@ -16,7 +16,7 @@ import type { HistoryRecord } from '../../contract/records.ts';
 import { ROOT_DIR } from '../../scripts/lib/config.ts';
 import { freePort } from '../../scripts/lib/processes.ts';
 import { copyCheckout } from '../support/checkout.ts';
-import { dial } from '../support/stack.ts';
+import { dial, uidOf } from '../support/stack.ts';
 
 /** Where the checkout is inside the container, as an operator's clone would be. */
 const CHECKOUT = '/srv';
@@ -99,8 +99,6 @@ const readIf = (file: string) => (existsSync(file) ? readFileSync(file, 'utf8') 
 
 /** The user id `name` has in the container's /etc/passwd (the overlay's upper layer holds what useradd wrote). */
 const uidIn = (name: string) => Number(new RegExp(`^${name}:[^:]*:(\\d+):`, 'm').exec(readFileSync(path.join(etc, 'passwd'), 'utf8'))?.[1]);
-/** The owner of a running process. */
-const uidOf = (pid: number) => Number(/^Uid:\s+(\d+)/m.exec(readFileSync(`/proc/${pid}/status`, 'utf8'))?.[1]);
 /** The service's nginx master, as this machine numbers it (its pid file holds the container's number). */
 function nginxMaster(): number {
   const masters = readdirSync('/proc').filter((entry) => /^\d+$/.test(entry)).filter((pid) => {

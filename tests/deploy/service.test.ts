@@ -13,6 +13,7 @@ import { ROOT_DIR } from '../../scripts/lib/config.ts';
 import { ensureEnvFile } from '../../scripts/lib/keys.ts';
 import { freePort } from '../../scripts/lib/processes.ts';
 import { copyCheckout } from '../support/checkout.ts';
+import { uidOf } from '../support/stack.ts';
 
 const SERVICE = path.join(ROOT_DIR, 'scripts', 'service.ts');
 const UNIT_NAME = 'public-stats.service';
@@ -107,7 +108,6 @@ describe('install --print', () => {
 describe("the unit's command", () => {
   // `nobody` stands in for the system user the install makes: a test does not add users to the machine.
   const NOBODY = 65534;
-  const uidOf = (pid: string) => Number(/^Uid:\s+(\d+)/m.exec(readFileSync(`/proc/${pid}/status`, 'utf8'))?.[1]);
 
   it('runs the whole stack as an unprivileged user that owns only the data directory and the env file, and stops cleanly on SIGTERM', async () => {
     const { home, app } = copyCheckout(0o755);

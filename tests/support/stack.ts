@@ -1,4 +1,6 @@
-// Tests start private stacks (and replicas and further nodes beside them) with the helpers the benchmark uses.
+// Tests start private stacks (and replicas and further nodes beside them) with the helpers the benchmark
+// uses, and read what the processes of a stack do: whether a port is listened on, who runs a process.
+import { readFileSync } from 'node:fs';
 import net from 'node:net';
 export { startTestNode, startTestReplica, startTestStack, type TestNode, type TestReplica, type TestStack } from '../../scripts/stack/ephemeral.ts';
 
@@ -9,3 +11,6 @@ export function dial(port: number): Promise<string> {
     socket.once('error', (error: NodeJS.ErrnoException) => resolve(error.code ?? error.message));
   });
 }
+
+/** The user id a running process has (its /proc status). */
+export const uidOf = (pid: number | string) => Number(/^Uid:\s+(\d+)/m.exec(readFileSync(`/proc/${pid}/status`, 'utf8'))?.[1]);
