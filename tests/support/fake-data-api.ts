@@ -52,25 +52,25 @@ const DAY_S = 86_400;
 const POSITION_STATUS_SORT: Record<string, string> = {
   OPEN: 'CURRENT_VALUE', REDEEMABLE: 'CURRENT_VALUE', REDEEMABLE_LOST: 'CURRENT_VALUE', MERGEABLE: 'TOKENS', CLOSED: 'REALIZED_PNL',
 };
+/** The v2 `sort_by` values, and the field each orders by; PRICE is a sort of v1's /positions only, so it is refused here. */
 const POSITION_SORT_FIELD: Record<string, keyof Position> = {
-  CURRENT_VALUE: 'current_value', PRICE: 'current_price', TOKENS: 'current_size', UNREALIZED_PNL: 'unrealized_pnl',
+  CURRENT_VALUE: 'current_value', TOKENS: 'current_size', UNREALIZED_PNL: 'unrealized_pnl',
   REALIZED_PNL: 'realized_pnl', TOTAL_PNL: 'total_pnl', TIMESTAMP: 'last_event_at',
 };
 /** On a user's CLOSED positions these sorts describe a holding that no longer exists: served in REALIZED_PNL order (https://docs.polymarket.com/api-reference/wallet/list-positions-for-a-user-or-market, `sort_by`). */
-const CLOSED_AS_REALIZED = new Set(['TOKENS', 'CURRENT_VALUE', 'PRICE', 'UNREALIZED_PNL']);
+const CLOSED_AS_REALIZED = new Set(['TOKENS', 'CURRENT_VALUE', 'UNREALIZED_PNL']);
 /** `filter_amount` of TOKENS "defaults to the 0.1 dust floor"; CASH applies "on top of the token dust floor" (https://docs.polymarket.com/api-reference/wallet/list-positions-for-a-user-or-market). */
 const DUST_SHARES = 0.1;
 
 class Rejected extends Error {
   readonly status: number;
-  readonly parameter?: string;
-  constructor(status: number, message: string, parameter?: string) {
+  constructor(status: number, message: string) {
     super(message);
     this.status = status;
-    this.parameter = parameter;
   }
 }
-const invalid = (message: string, parameter?: string) => new Rejected(400, message, parameter);
+/** A 400 whose message names the parameter (the pages' "a 400 naming the value"). */
+const invalid = (message: string) => new Rejected(400, message);
 
 /** A query parameter by its snake_case name or its camelCase spelling ("Params accept both"). */
 function param(q: Record<string, string>, name: string): string | undefined {
@@ -79,14 +79,14 @@ function param(q: Record<string, string>, name: string): string | undefined {
 
 function oneOf(q: Record<string, string>, name: string, allowed: Iterable<string>): string | undefined {
   const value = param(q, name);
-  if (value !== undefined && ![...allowed].includes(value)) throw invalid(`invalid ${name}: ${value}`, name);
+  if (value !== undefined && ![...allowed].includes(value)) throw invalid(`invalid ${name}: ${value}`);
   return value;
 }
 
 function integer(q: Record<string, string>, name: string): number | undefined {
   const value = param(q, name);
   if (value === undefined) return undefined;
-  if (!/^-?\d+$/.test(value)) throw invalid(`invalid ${name}: ${value}`, name);
+  if (!/^-?\d+$/.test(value)) throw invalid(`invalid ${name}: ${value}`);
   return Number(value);
 }
 
@@ -97,7 +97,7 @@ function boolean(q: Record<string, string>, name: string, fallback: boolean): bo
 
 function limitOf(q: Record<string, string>): number {
   const limit = integer(q, 'limit') ?? DEFAULT_LIMIT;
-  if (limit < 0 || limit > MAX_LIMIT) throw invalid(`limit must be between 0 and ${MAX_LIMIT}`, 'limit');
+  if (limit < 0 || limit > MAX_LIMIT) throw invalid(`limit must be between 0 and ${MAX_LIMIT}`);
   return limit;
 }
 
@@ -105,15 +105,15 @@ function limitOf(q: Record<string, string>): number {
 function user(q: Record<string, string>, required: boolean): string | undefined {
   const value = param(q, 'user');
   if (value === undefined || value === '') {
-    if (required) throw invalid('user is required', 'user');
+    if (required) throw invalid('user is required');
     return undefined;
   }
-  if (!/^0x[0-9a-fA-F]{40}$/.test(value)) throw invalid(`invalid user: ${value}`, 'user');
+  if (!/^0x[0-9a-fA-F]{40}$/.test(value)) throw invalid(`invalid user: ${value}`);
   return value.toLowerCase();
 }
 
 function notModelled(q: Record<string, string>, names: string[]) {
-  for (const name of names) if (param(q, name) !== undefined) throw new Rejected(501, `${name} is documented but not modelled by this fake`, name);
+  for (const name of names) if (param(q, name) !== undefined) throw new Rejected(501, `${name} is documented but not modelled by this fake`);
 }
 
 type Key = (string | number)[];
@@ -130,9 +130,9 @@ function readCursor(q: Record<string, string>, kind: string): CursorState | unde
   const cursor = param(q, 'cursor');
   if (cursor === undefined) return undefined;
   const [payload = '', signature] = cursor.split('.');
-  if (signature !== sign(payload)) throw invalid('bad cursor', 'cursor');
+  if (signature !== sign(payload)) throw invalid('bad cursor');
   const state = JSON.parse(Buffer.from(payload, 'base64url').toString()) as CursorState;
-  if (state.kind !== kind) throw invalid('bad cursor: minted by another endpoint', 'cursor');
+  if (state.kind !== kind) throw invalid('bad cursor: minted by another endpoint');
   return state;
 }
 
@@ -186,7 +186,7 @@ function activity(q: Record<string, string>, facts: DataFacts, nowS: number) {
   const direction = cursor?.direction ?? (oneOf(q, 'sort_direction', ['ASC', 'DESC']) as 'ASC' | 'DESC' | undefined) ?? 'DESC';
   const typeList = param(q, 'type');
   const types = typeList === undefined ? undefined : new Set(typeList.split(','));
-  for (const t of types ?? []) if (!ACTIVITY_TYPES.has(t)) throw invalid(`invalid type: ${t}`, 'type');
+  for (const t of types ?? []) if (!ACTIVITY_TYPES.has(t)) throw invalid(`invalid type: ${t}`);
   // DEPOSIT and WITHDRAWAL "are dropped even when named" under the default (true).
   const excludeTransfers = boolean(q, 'exclude_deposits_withdrawals', true);
   const side = oneOf(q, 'side', ['BUY', 'SELL']);
@@ -209,7 +209,7 @@ function positions(q: Record<string, string>, facts: DataFacts) {
   // Chinese copy, https://docs.polymarket.com/cn/api-reference/wallet/list-positions-for-a-user-or-market;
   // the English copy says a cursor alone is enough). The writer sends its user on every page, which
   // both copies accept; the fake keeps the stricter one.
-  if (wallet === undefined) throw invalid('missing anchor: user or condition is required', 'user');
+  if (wallet === undefined) throw invalid('missing anchor: user or condition is required');
   const cursor = readCursor(q, 'positions');
   // The cursor binds status, sort and direction: "Restating them is allowed and must agree;
   // explicitly contradicting one is a 400."
@@ -217,7 +217,7 @@ function positions(q: Record<string, string>, facts: DataFacts) {
   const asked = oneOf(q, 'sort_by', Object.keys(POSITION_SORT_FIELD));
   const direction = (oneOf(q, 'sort_direction', ['ASC', 'DESC']) as 'ASC' | 'DESC' | undefined) ?? cursor?.direction ?? 'DESC';
   if (cursor && (status !== cursor.status || (asked !== undefined && asked !== cursor.sort_by) || direction !== cursor.direction)) {
-    throw invalid('the request contradicts its cursor', 'cursor');
+    throw invalid('the request contradicts its cursor');
   }
   const requestedSort = asked ?? cursor?.sort_by ?? POSITION_STATUS_SORT[status]!;
   const sortBy = status === 'CLOSED' && CLOSED_AS_REALIZED.has(requestedSort) ? 'REALIZED_PNL' : requestedSort;
@@ -245,12 +245,13 @@ function positions(q: Record<string, string>, facts: DataFacts) {
 }
 
 /** https://docs.polymarket.com/api-reference/wallet/get-portfolio-value: holdings marked to market
- * (the fake's account holds no combos); "a user with no positions yields { data: { proxy_wallet, value: 0 } }". */
+ * (the fake's account holds no combos), "rounded to 4 decimals"; "a user with no positions yields
+ * { data: { proxy_wallet, value: 0 } }". */
 function value(q: Record<string, string>, facts: DataFacts) {
   notModelled(q, ['condition', 'condition_id']);
   const wallet = user(q, true)!;
   const held = wallet === facts.funder.toLowerCase() ? facts.positions.filter((p) => p.status !== 'CLOSED') : [];
-  return { data: { proxy_wallet: wallet, value: round6(held.reduce((s, p) => s + p.current_value, 0)) } };
+  return { data: { proxy_wallet: wallet, value: round4(held.reduce((s, p) => s + p.current_value, 0)) } };
 }
 
 const ROUTES: Record<string, (q: Record<string, string>, facts: DataFacts, nowS: number) => unknown> = {
@@ -263,14 +264,16 @@ export function dataApi(path: string, q: Record<string, string>, facts: DataFact
   if (!route) return undefined;
   try {
     // "there is no offset query parameter (sending one is a 400)"
-    if (q.offset !== undefined) throw invalid('offset is not a parameter of the v2 routes: follow pagination.next_cursor', 'offset');
+    if (q.offset !== undefined) throw invalid('offset is not a parameter of the v2 routes: follow pagination.next_cursor');
     return { status: 200, body: route(q, facts, nowS) };
   } catch (error) {
     if (!(error instanceof Rejected)) throw error;
-    // The documented error codes have none for "not modelled": a 501 is this fake's own answer.
-    const code = error.status === 400 ? 'invalid_request' : 'internal';
-    return { status: error.status, body: { error: error.message, code, retryable: false, trace_id: randomUUID(), parameter: error.parameter ?? null } };
+    // The error body has the keys the v2 conventions name (`error`, `code`, `retryable`, `trace_id`);
+    // the `code` values are this fake's own words, as no page lists them, and a 501 is this fake's own answer.
+    const code = error.status === 400 ? 'invalid_request' : 'not_modelled';
+    return { status: error.status, body: { error: error.message, code, retryable: false, trace_id: randomUUID() } };
   }
 }
 
 export const round6 = (n: number) => Math.round(n * 1e6) / 1e6;
+const round4 = (n: number) => Math.round(n * 1e4) / 1e4;

@@ -130,7 +130,7 @@ describe('the fake Polymarket, as documented', () => {
     const refused = async (query: Record<string, string | number>, parameter: string) => {
       const res = await data('/v2/activity', query);
       expect(res.status, JSON.stringify(query)).toBe(400);
-      expect(res.body).toMatchObject({ code: 'invalid_request', retryable: false, parameter, error: expect.any(String), trace_id: expect.any(String) });
+      expect(res.body).toMatchObject({ code: 'invalid_request', retryable: false, error: expect.stringContaining(parameter), trace_id: expect.any(String) });
     };
     const user = account.funder;
     await refused({ user, type: 'TRADE,PORTAL_CREDIT' }, 'type'); // "Any other value is rejected with 400"

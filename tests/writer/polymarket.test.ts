@@ -145,7 +145,8 @@ describe('the writer against the documented Polymarket', () => {
     const nightYesterday = dayUsd(a, addDays(T, -2));
     const nightToday = dayUsd(a, addDays(T, -1));
     const todayRows = a.earnings.filter((e) => e.day === T && e.earnings > 0);
-    const inventory = a.positions.reduce((s, p) => s + p.current_value, 0);
+    // As /v2/value answers it: "rounded to 4 decimals" (https://docs.polymarket.com/api-reference/wallet/get-portfolio-value).
+    const inventory = Math.round(a.positions.reduce((s, p) => s + p.current_value, 0) * 1e4) / 1e4;
     const cash = Number(a.chainBalance) / 1e6;
     const stats = await landingStatsViaApi(stack);
     expect(stats).toMatchObject({

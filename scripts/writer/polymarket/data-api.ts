@@ -113,7 +113,7 @@ export class DataApiClient {
     return out.sort((a, b) => a.timestamp - b.timestamp);
   }
 
-  /** The value of the open positions (portfolio value); 0 for the documented miss. */
+  /** The value of the open positions (portfolio value, which the route rounds to 4 decimals); 0 for the documented miss. */
   async inventoryUsd(): Promise<number> {
     const route = '/v2/value';
     const data = this.data(await this.get(route, { user: this.user }), route);
