@@ -95,9 +95,10 @@ function boolean(q: Record<string, string>, name: string, fallback: boolean): bo
   return value === undefined ? fallback : value === 'true';
 }
 
-function limitOf(q: Record<string, string>): number {
+/** A page size of at most `max`; without one, the feed's default. */
+function limitOf(q: Record<string, string>, max = Infinity): number {
   const limit = integer(q, 'limit') ?? DEFAULT_LIMIT;
-  if (limit < 0 || limit > MAX_LIMIT) throw invalid(`limit must be between 0 and ${MAX_LIMIT}`);
+  if (limit < 0 || limit > max) throw invalid(`limit must be between 0 and ${max}`);
   return limit;
 }
 
@@ -179,7 +180,7 @@ function activity(q: Record<string, string>, facts: DataFacts, nowS: number) {
   const wallet = user(q, true);
   notModelled(q, ['condition', 'condition_id', 'event_id']);
   const cursor = readCursor(q, 'activity');
-  const limit = cursor?.limit ?? limitOf(q);
+  const limit = cursor?.limit ?? limitOf(q, MAX_LIMIT);
   // "Value sorts (CASH/TOKENS) have no seek anchor and are rejected with 400."
   oneOf(q, 'sort_by', ['TIMESTAMP']);
   // "The cursor binds the direction it was minted under and the resume ADOPTS it."
@@ -221,7 +222,8 @@ function positions(q: Record<string, string>, facts: DataFacts) {
   }
   const requestedSort = asked ?? cursor?.sort_by ?? POSITION_STATUS_SORT[status]!;
   const sortBy = status === 'CLOSED' && CLOSED_AS_REALIZED.has(requestedSort) ? 'REALIZED_PNL' : requestedSort;
-  // "limit: First-page size. Ignored when cursor is supplied (the cursor's size wins)."
+  // "limit: First-page size. Ignored when cursor is supplied (the cursor's size wins)." The page
+  // names no cap and no default: the fake takes any size, and the feed's default of 100 without one.
   const limit = cursor?.limit ?? limitOf(q);
   const filterType = oneOf(q, 'filter_type', ['TOKENS', 'CASH']) ?? 'TOKENS';
   // "Invalid values fall back to the default."

@@ -13,7 +13,7 @@ import type { Logger } from '../log.ts';
 import { getJson, type RetryPolicy } from './http.ts';
 import { decimal } from './parse.ts';
 
-/** The largest page /v2/activity and /v2/positions serve ("max 1000, past-cap rejected"). */
+/** The largest page /v2/activity serves ("max 1000, past-cap rejected"); /v2/positions names no cap, so it is asked at its default size. */
 const PAGE_SIZE = 1000;
 /** A walk longer than this is taken for a server that never ends it. */
 const MAX_PAGES = 1000;
@@ -127,7 +127,7 @@ export class DataApiClient {
    * resolved positions still held). The route's own dust floor is 0.1 share, so the floor is named.
    */
   async positionCount(minSize: number): Promise<number> {
-    const rows = await this.walk('/v2/positions', { user: this.user, status: 'OPEN', filter_type: 'TOKENS', filter_amount: minSize, limit: PAGE_SIZE });
+    const rows = await this.walk('/v2/positions', { user: this.user, status: 'OPEN', filter_type: 'TOKENS', filter_amount: minSize });
     return rows.filter((p) => decimal(p.current_size, 'current_size') >= minSize).length;
   }
 }
