@@ -51,6 +51,9 @@ export interface HaNodeState {
   port: number;
   reported: string;
   assigned: string;
+  /** Whether the node's keeper last reported its Postgres running, and when it last reported. */
+  running: boolean;
+  reportedAt: Date;
 }
 
 export interface HaDatabase extends Database {
@@ -170,20 +173,26 @@ async function initdb(layout: Layout, dir: string, log: Log): Promise<void> {
 /** Whether pg_autoctl has created the node of `pgdata` (its configuration file lives under XDG_CONFIG_HOME). */
 const created = (layout: Layout, pgdata: string) => existsSync(path.join(layout.dir, 'config', 'pg_autoctl', pgdata, 'pg_autoctl.cfg'));
 
-async function canQuery(url: string, sql = 'select 1'): Promise<boolean> {
+/** The result of `sql` on `url`, or undefined when the server cannot answer it. */
+async function tryQuery<Row extends pg.QueryResultRow>(url: string, sql: string, params: unknown[] = []): Promise<pg.QueryResult<Row> | undefined> {
   const client = new pg.Client({ connectionString: url, connectionTimeoutMillis: 2000 });
   // A server that stops while this client is idle ends it with an 'error' event, which unheard would end the stack.
   client.on('error', () => {});
   try {
     await client.connect();
-    await client.query(sql);
-    return true;
+    return await client.query<Row>(sql, params);
   } catch {
-    return false;
+    return undefined;
   } finally {
     await client.end().catch(() => {});
   }
 }
+
+const canQuery = async (url: string, sql = 'select 1') => (await tryQuery(url, sql)) !== undefined;
+
+/** Whether the standby at `url` has replayed the WAL up to `lsn`. */
+const replayed = async (url: string, lsn: string) =>
+  (await tryQuery<{ done: boolean }>(url, 'select pg_last_wal_replay_lsn() >= $1::pg_lsn as done', [lsn]))?.rows[0]?.done === true;
 
 /** Starts (creating on the first start) the monitor and both nodes, migrates the primary and sets the login roles' passwords. */
 export async function openHaDatabase(cfg: Config, log: Log, supervise: Supervise): Promise<HaDatabase> {
@@ -227,9 +236,20 @@ export async function openHaDatabase(cfg: Config, log: Log, supervise: Supervise
     await Promise.all(started.filter((part) => part !== monitorPart).map((part) => part.stop()));
   };
   try {
+    const states = async (): Promise<HaNodeState[]> => {
+      const client = new pg.Client({ connectionString: monitorUri, connectionTimeoutMillis: 2000 });
+      client.on('error', () => {});
+      await client.connect();
+      try {
+        const { rows } = await client.query<HaNodeState>(`select nodename as name, nodeport as port, reportedstate::text as reported,
+          goalstate::text as assigned, reportedpgisrunning as running, reporttime as "reportedAt" from pgautofailover.node order by nodeid`);
+        return rows;
+      } finally {
+        await client.end();
+      }
+    };
     // The monitor first (a keeper that cannot reach it at its start gives up), then the nodes made
-    // before together, so that it finds both reporting in the roles they had. A node not made yet
-    // joins through the monitor.
+    // before, each in the role it had. A node not made yet joins through the monitor.
     const nodes: (SupervisedPart | undefined)[] = [undefined, undefined];
     const runNode = async (i: 0 | 1) => {
       const port = ports.nodes[i];
@@ -240,7 +260,23 @@ export async function openHaDatabase(cfg: Config, log: Log, supervise: Supervise
     const made = ([0, 1] as const).filter((i) => created(layout, layout.nodeDirs[i]));
     const monitor = await keeper('pg-monitor', layout.monitorDir, () => canQuery(monitorUri));
     started.push(monitor);
-    await Promise.all(made.map(runNode));
+    // One at a time, the standby last: a restarted keeper reports to the monitor before its Postgres
+    // is up, and the monitor takes a primary whose keeper reports Postgres not running for failed
+    // (IsUnhealthy); should the standby report in then, it is promoted and a restart swaps the roles
+    // (https://github.com/hapostgres/pg_auto_failover/blob/v2.0/src/monitor/node_metadata.c,
+    // group_state_machine.c "when primary fails"). So each node starts once the monitor has heard
+    // from the one before, since its start, that it runs (what it heard before is the last run's).
+    const inTurn = async (which: readonly (0 | 1)[], start: (i: 0 | 1) => Promise<unknown>) => {
+      const before = await states();
+      const wasStandby = (i: number) => before.some((n) => n.port === ports.nodes[i] && n.reported === 'secondary');
+      for (const i of [...which].sort((a, b) => Number(wasStandby(a)) - Number(wasStandby(b)))) {
+        const since = new Date();
+        await start(i);
+        await waitUntil(`the monitor to hear that node ${i + 1} runs`, async () =>
+          (await states()).some((n) => n.port === ports.nodes[i] && n.running && n.reportedAt > since), 5 * 60_000, nodes[i]!.child);
+      }
+    };
+    await inTurn(made, runNode);
     for (const i of ([0, 1] as const).filter((n) => !made.includes(n))) {
       const pgdata = layout.nodeDirs[i];
       log(`Creating Postgres node ${i + 1} in ${pgdata}${i ? ' (a copy of the primary, as its standby)' : ''} …`);
@@ -258,18 +294,6 @@ export async function openHaDatabase(cfg: Config, log: Log, supervise: Supervise
       await runNode(i);
     }
 
-    const states = async (): Promise<HaNodeState[]> => {
-      const client = new pg.Client({ connectionString: monitorUri, connectionTimeoutMillis: 2000 });
-      client.on('error', () => {});
-      await client.connect();
-      try {
-        const { rows } = await client.query<{ name: string; port: number; reported: string; assigned: string }>(
-          'select nodename as name, nodeport as port, reportedstate::text as reported, goalstate::text as assigned from pgautofailover.node order by nodeid');
-        return rows;
-      } finally {
-        await client.end();
-      }
-    };
     // Serving once one node is a primary that takes writes, and (on the first start) the standby replicates.
     let primary = -1;
     await waitUntil('a pg_auto_failover primary', async () => {
@@ -290,6 +314,15 @@ export async function openHaDatabase(cfg: Config, log: Log, supervise: Supervise
     const adminUrl = nodeUrl(primary);
     await migrate(adminUrl, log);
     await setLoginPasswords(adminUrl, cfg);
+    // The standby checks logins against its own replayed copy of the roles. The passwords' commit
+    // waits for a synchronous standby to apply it, but a primary still in wait_primary, or with an
+    // asynchronous standby, waits for none; until the standby has replayed them PostgREST's login there
+    // fails, libpq then tries no other host ("If a connection is established successfully, but
+    // authentication fails, the remaining hosts in the list are not tried",
+    // https://www.postgresql.org/docs/15/libpq-connect.html#LIBPQ-MULTIPLE-HOSTS), and PostgREST ends.
+    const written = (await tryQuery<{ lsn: string }>(socketUrl(ports.nodes[primary]!), 'select pg_current_wal_lsn()::text as lsn'))?.rows[0]?.lsn;
+    if (!written) throw new Error('The primary did not tell its WAL position.');
+    await waitUntil('the standby to replay the login passwords', () => replayed(socketUrl(ports.nodes[1 - primary]!), written), 5 * 60_000);
 
     return {
       adminUrl,
@@ -305,7 +338,8 @@ export async function openHaDatabase(cfg: Config, log: Log, supervise: Supervise
       states,
       stop: stopAll,
       start: async () => {
-        for (const part of started) await part.start();
+        await monitor.start();
+        await inTurn([0, 1], (i) => nodes[i]!.start());
       },
     };
   } catch (error) {

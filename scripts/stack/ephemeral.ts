@@ -17,6 +17,8 @@ export interface TestStack extends Stack {
   logs: string[];
   /** Stops the stack and deletes its data directory. */
   destroy(): Promise<void>;
+  /** Stops the stack and starts it again on the same data directory, with `changes` to its environment. */
+  restart(changes?: Env): Promise<TestStack>;
 }
 
 const NODE_PORTS = ['API_PORT', 'SITE_PORT', 'EDGE_PORT', 'POSTGREST_PORT', 'POSTGREST_ADMIN_PORT'];
@@ -42,9 +44,12 @@ export async function startTestStack(options: { seedDemo?: boolean; env?: Env } 
   for (const name of [...NODE_PORTS, 'POSTGRES_PORT', 'POSTGRES_MONITOR_PORT', 'POSTGRES_STANDBY_PORT']) {
     env[name] ??= String(await freePort());
   }
-  const cfg = configFromEnv(env);
-  const logs: string[] = [];
-  const stack = await startStack(cfg, { log: (line) => logs.push(line), seedDemo: options.seedDemo ?? false }).catch((error: Error) => {
+  return stackOn(env, options.seedDemo ?? false, []);
+}
+
+async function stackOn(env: Env, seedDemo: boolean, logs: string[]): Promise<TestStack> {
+  const dataDir = env.DATA_DIR!;
+  const stack = await startStack(configFromEnv(env), { log: (line) => logs.push(line), seedDemo }).catch((error: Error) => {
     rmSync(dataDir, { recursive: true, force: true });
     throw new Error(`${error.message}\n${logs.join('\n')}`);
   });
@@ -53,6 +58,10 @@ export async function startTestStack(options: { seedDemo?: boolean; env?: Env } 
     async destroy() {
       await stack.stop();
       rmSync(dataDir, { recursive: true, force: true });
+    },
+    async restart(changes: Env = {}) {
+      await stack.stop();
+      return stackOn({ ...env, ...changes }, seedDemo, logs);
     },
   });
 }

@@ -3,9 +3,11 @@
 // the middle of a transaction. pg_auto_failover promotes the standby; the writer reconnects through its
 // multi-host URL and writes again; no commit the writer saw acknowledged is lost; reads never hang;
 // the transparency log never forks and no node serves a smaller log than it did; the old primary
-// rejoins as a standby, where a writer refuses the lock. The figures measured here are the ones
+// rejoins as a standby, where a writer refuses the lock. A restart then keeps the roles, and PostgREST
+// starts only once a late standby has the new login password. The figures measured here are the ones
 // docs/scale-out.md gives.
 import { execFile } from 'node:child_process';
+import { randomBytes } from 'node:crypto';
 import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
@@ -299,4 +301,35 @@ describe('automatic failover (pg_auto_failover)', () => {
     expect(refused.code, refused.stdout + refused.stderr).not.toBe(0);
     expect(refused.stdout + refused.stderr).toMatch(/recovery|standby|read-only|read-write/i);
   }, 600_000);
+
+  it('starts again in the roles it had; a late asynchronous standby has the new login password before PostgREST logs in there', async () => {
+    const primary = await primaryIndex();
+    const standby = 1 - primary;
+    // An asynchronous standby: no commit waits for it, the login passwords' among them.
+    const monitorUrl = `postgres://autoctl_node@${stack.cfg.bindHost}:${ha.ports.monitor}/pg_auto_failover`;
+    const standbyName = (await stateOf(standby))!.name;
+    await query(monitorUrl, "select pgautofailover.set_node_replication_quorum('default', $1, false)", [standbyName]);
+    await until('the primary to stop waiting for the standby', async () => (await stateOf(primary))?.reported === 'primary'
+      && (await query<{ names: string }>(ha.nodeUrl(primary), "select current_setting('synchronous_standby_names') as names"))[0]?.names === '', 120_000, 250);
+    // And a late one: it applies each commit 5 s after the primary made it. PostgREST logs in there
+    // first, and ends on a password it does not know yet.
+    const applyDelay = async (setting: string) => {
+      await query(ha.nodeUrl(standby), `alter system ${setting}`);
+      await query(ha.nodeUrl(standby), 'select pg_reload_conf()');
+    };
+    await applyDelay("set recovery_min_apply_delay = '5s'");
+    const mark = stack.logs.length;
+    stack = await stack.restart({ AUTHENTICATOR_PASSWORD: randomBytes(24).toString('hex') });
+    ha = stack.ha!;
+    await applyDelay('reset recovery_min_apply_delay');
+
+    // No failover on the way: the primary came back as the primary, and no node was demoted or promoted.
+    expect(await primaryIndex()).toBe(primary);
+    expect(stack.logs.slice(mark).filter((line) => /FSM transition .* to "(draining|demote_timeout|demoted|prepare_promotion|stop_replication)"/.test(line))).toEqual([]);
+    const health = await fetch(api() + API_PATHS.HEALTH, { headers: { apikey: stack.cfg.ANON_KEY } });
+    expect(health.status).toBe(200);
+    expect(await postgrestSessions(standby)).toBeGreaterThan(0);
+    const [login] = await query<{ role: string }>(ha.nodeUrl(standby, 'authenticator'), 'select current_user as role');
+    expect(login!.role).toBe('authenticator');
+  }, 300_000);
 });
