@@ -222,8 +222,11 @@ function positions(q: Record<string, string>, facts: DataFacts) {
   }
   const requestedSort = asked ?? cursor?.sort_by ?? POSITION_STATUS_SORT[status]!;
   const sortBy = status === 'CLOSED' && CLOSED_AS_REALIZED.has(requestedSort) ? 'REALIZED_PNL' : requestedSort;
-  // "limit: First-page size. Ignored when cursor is supplied (the cursor's size wins)." The page
-  // names no cap and no default: the fake takes any size, and the feed's default of 100 without one.
+  // "limit: First-page size. Ignored when cursor is supplied (the cursor's size wins)." Each v2
+  // endpoint "documents its default and maximum" (https://docs.polymarket.com/api-reference/data-api/overview,
+  // "Paginate With Cursors"), but this route's are in the part of its page not checked here: the fake
+  // refuses no size and, without one, serves the activity page's documented default (100). The writer
+  // sends no limit on this route, so it depends on neither.
   const limit = cursor?.limit ?? limitOf(q);
   const filterType = oneOf(q, 'filter_type', ['TOKENS', 'CASH']) ?? 'TOKENS';
   // "Invalid values fall back to the default."

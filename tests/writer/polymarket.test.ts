@@ -178,7 +178,7 @@ describe('the writer against the documented Polymarket', () => {
     expect(balanceCalls).toEqual(['/balance-allowance/update 200', '/balance-allowance 502', '/balance-allowance 200']);
     expect(fake.hits('/data/trades').map((r) => r.status)).toEqual([425, 200]);
     expect(fake.hits('/data/orders').map((r) => r.status)).toEqual([401, 200]);
-    // 520 positions of a share or more, asked at the route's default page size: the first page after one retry, then five more.
+    // 520 positions of a share or more, asked at the route's default page size (the fake's is 100): the first page after one retry, then five more.
     expect(fake.hits('/v2/positions').map((r) => r.status)).toEqual([500, 200, 200, 200, 200, 200, 200]);
     expect(fake.requests.filter((r) => r.status === 401)).toHaveLength(1);
     // Today's earnings were read to the end of both pages, once native and once sponsored-only.

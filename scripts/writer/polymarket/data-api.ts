@@ -13,7 +13,7 @@ import type { Logger } from '../log.ts';
 import { getJson, type RetryPolicy } from './http.ts';
 import { decimal } from './parse.ts';
 
-/** The largest page /v2/activity serves ("max 1000, past-cap rejected"); /v2/positions names no cap, so it is asked at its default size. */
+/** The largest page /v2/activity serves ("max 1000, past-cap rejected"). /v2/positions is asked at its own default size, which is never past its own maximum. */
 const PAGE_SIZE = 1000;
 /** A walk longer than this is taken for a server that never ends it. */
 const MAX_PAGES = 1000;
