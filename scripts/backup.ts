@@ -7,10 +7,43 @@ import { existsSync, mkdirSync, readdirSync, readFileSync, renameSync, rmSync, s
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { DATA_TABLES, DERIVED_TABLES } from '../contract/tables.ts';
-import { adminDatabaseUrl } from './lib/config.ts';
+import { adminDatabaseUrl, configFromEnv, loadEnv } from './lib/config.ts';
 import { migrate } from './lib/migrations.ts';
 import { connectDatabase, SERVER_TIMEOUTS, withoutPassword } from './lib/pg-connect.ts';
 import { pgTool } from './lib/pg-tools.ts';
+import { NIGHTS, vaultDir, WALLETS } from './writer/transfer-vault.ts';
+
+/**
+ * The writer's openings of its reward-transfer commitments live outside the database (they name the
+ * wallet and its transactions), so a backup carries them in a file of their own beside the dump,
+ * readable by its owner only: without them the nights they open can no longer be audited.
+ */
+const VAULT_FILES = [WALLETS, NIGHTS] as const;
+export const vaultBackupOf = (file: string): string => `${file}.reward-transfers.json`;
+
+function dumpVault(dir: string, file: string): void {
+  const held = Object.fromEntries(VAULT_FILES.map((name) => [name, existsSync(path.join(dir, name)) ? readFileSync(path.join(dir, name), 'utf8') : '']));
+  if (Object.values(held).every((text) => text === '')) return;
+  const partial = `${vaultBackupOf(file)}.partial`;
+  writeFileSync(partial, JSON.stringify(held), { mode: 0o600 });
+  renameSync(partial, vaultBackupOf(file));
+}
+
+/** Puts back the openings a backup carries, keeping every line the vault holds already (both files only grow). */
+function restoreVault(dir: string, file: string): number {
+  if (!existsSync(vaultBackupOf(file))) return 0;
+  const held = JSON.parse(readFileSync(vaultBackupOf(file), 'utf8')) as Record<string, string>;
+  mkdirSync(dir, { recursive: true, mode: 0o700 });
+  let added = 0;
+  for (const name of VAULT_FILES) {
+    const target = path.join(dir, name);
+    const present = new Set(existsSync(target) ? readFileSync(target, 'utf8').split('\n') : []);
+    const missing = (held[name] ?? '').split('\n').filter((line) => line !== '' && !present.has(line));
+    if (missing.length) writeFileSync(target, missing.map((l) => `${l}\n`).join(''), { flag: 'a', mode: 0o600 });
+    added += missing.length;
+  }
+  return added;
+}
 
 /**
  * The schedule's settings where the environment leaves them unset. .env.example, docker-compose.yml
@@ -39,8 +72,9 @@ function run(tool: string, args: string[], databaseUrl?: string): void {
 }
 
 /** Writes the dump beside `file` first and renames it on success, so a failed dump never replaces a good one. */
-export function dump(databaseUrl: string, file: string): void {
+export function dump(databaseUrl: string, file: string, transfersDir = vaultDir(configFromEnv(loadEnv(), []).dataDir)): void {
   mkdirSync(path.dirname(path.resolve(file)), { recursive: true });
+  dumpVault(transfersDir, file);
   const partial = `${file}.partial`;
   try {
     // The snapshots are derived from the rest, and rebuilt after a restore.
@@ -52,8 +86,9 @@ export function dump(databaseUrl: string, file: string): void {
   }
 }
 
-export async function restore(databaseUrl: string, file: string): Promise<void> {
+export async function restore(databaseUrl: string, file: string, transfersDir = vaultDir(configFromEnv(loadEnv(), []).dataDir)): Promise<void> {
   if (!existsSync(file)) throw new Error(`${file} does not exist.`);
+  restoreVault(transfersDir, file);
   await migrate(databaseUrl, () => {});
   const client = await connectDatabase(databaseUrl, { applicationName: 'stats-restore', timeouts: SERVER_TIMEOUTS });
   try {
@@ -91,7 +126,7 @@ async function schedule(databaseUrl: string, dir: string): Promise<never> {
       dump(databaseUrl, file);
       console.log(JSON.stringify({ at: new Date().toISOString(), msg: 'backup written', file, bytes: statSync(file).size }));
       const old = readdirSync(dir).filter((f) => /^stats-.*\.dump$/.test(f)).sort().reverse().slice(keep);
-      for (const f of old) rmSync(path.join(dir, f));
+      for (const f of old) for (const gone of [f, vaultBackupOf(f)]) rmSync(path.join(dir, gone), { force: true });
     } catch (error) {
       console.error(JSON.stringify({ at: new Date().toISOString(), msg: 'backup failed', error: (error as Error).message }));
     }
@@ -100,7 +135,8 @@ async function schedule(databaseUrl: string, dir: string): Promise<never> {
 }
 
 export const USAGE = `Usage: npm run backup -- <command>
-  dump <file>                              data-only dump of the stats schema (pg_dump custom format)
+  dump <file>                              data-only dump of the stats schema (pg_dump custom format), and beside it
+                                           <file>.reward-transfers.json: the openings of the nights' commitments (private)
   restore <file> [--database-url URL]      migrate the target, then load the dump; the target must hold no data
   schedule <dir>                           dump every BACKUP_INTERVAL_HOURS (${BACKUP_DEFAULTS.BACKUP_INTERVAL_HOURS}), keep BACKUP_KEEP (${BACKUP_DEFAULTS.BACKUP_KEEP})
 The database is DATABASE_URL, else the embedded one of \`npm start\`.`;

@@ -5,6 +5,7 @@ import { addDays, utcDate } from '../../contract/dates.ts';
 import type { WriterDb } from './db.ts';
 import { LockLost } from './lock.ts';
 import type { Logger } from './log.ts';
+import { commitNight } from './commitments.ts';
 import type { Source } from './source.ts';
 import * as store from './store.ts';
 
@@ -30,7 +31,13 @@ export async function backfill(db: WriterDb, source: Source, since: string, log:
         const usd = await source.payout(date, today);
         if (usd === null) result.empty++;
         else {
-          await store.realWrite(db, 'polymarket', (trx) => store.upsertPayouts(trx, [{ date, usd }]));
+          // A night is written with its commitment, or not at all: a night that entered the log
+          // without one would never gain it.
+          const transfers = await source.rewardTransfers(date, today);
+          await store.realWrite(db, 'polymarket', async (trx) => {
+            await store.upsertPayouts(trx, [{ date, usd }]);
+            await commitNight(trx, source, date, today, false, transfers);
+          });
           result.written++;
         }
       } catch (error) {

@@ -6,6 +6,7 @@ import { hostname } from 'node:os';
 import path from 'node:path';
 import { configFromEnv, databaseUrl, haDatabaseUrl, ROOT_DIR, type Env } from '../lib/config.ts';
 import type { Level } from './log.ts';
+import { vaultDir } from './transfer-vault.ts';
 
 export type SourceName = 'demo' | 'polymarket' | 'none';
 
@@ -60,6 +61,8 @@ export interface WriterConfig {
   /** The import refuses dates and timestamps before 1 January of this year. */
   importEarliestYear: number;
   polymarket: PolymarketConfig | undefined;
+  /** Where the openings of the reward-transfer commitments are kept: reward-transfers/ under DATA_DIR. */
+  transfersDir: string;
   /** The transparency log's signer: its key, origins and state file; none without LOG_SIGNING_KEY (the log is then appended, not signed). */
   log: LogSettings | undefined;
 }
@@ -238,6 +241,9 @@ function logSettings(env: Env): LogSettings | undefined {
   };
 }
 
+/** The folder of the commitments' openings: private, under the data directory, copied by `npm run backup`. */
+export const transfersDir = (env: Env): string => vaultDir(configFromEnv(env, []).dataDir);
+
 export function writerConfigFromEnv(env: Env): WriterConfig {
   const source = sourceFromEnv(env);
   return {
@@ -251,6 +257,7 @@ export function writerConfigFromEnv(env: Env): WriterConfig {
     importEarliestYear: year(env, 'IMPORT_EARLIEST_YEAR'),
     logLevel: logLevel(env),
     polymarket: source === 'polymarket' ? polymarketFromEnv(env) : undefined,
+    transfersDir: transfersDir(env),
     log: logSettings(env),
   };
 }

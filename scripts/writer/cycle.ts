@@ -5,6 +5,7 @@ import { addDays, utcDate } from '../../contract/dates.ts';
 import type { WriterDb } from './db.ts';
 import { LockLost } from './lock.ts';
 import type { Logger } from './log.ts';
+import { commitNight } from './commitments.ts';
 import type { Source } from './source.ts';
 import * as store from './store.ts';
 
@@ -79,6 +80,15 @@ export async function runCycle(ctx: CycleContext, now?: Date): Promise<TaskResul
       const usd = await source.payout(date, today);
       if (usd === null) return 'no payout reported yet';
       await write(ctx, (trx, d) => store.upsertPayouts(trx, [{ date, usd }], d));
+    }));
+  }
+  // The reward transfers of the nights not yet final, asked again on every cycle until the night enters
+  // the log (three days after its date), so a batch mined late still makes its commitment.
+  for (const date of [addDays(today, -2), addDays(today, -1), today]) {
+    results.push(await task(ctx, `reward transfers ${date}`, async () => {
+      const found = await source.rewardTransfers(date, today);
+      const committed = await write(ctx, (trx, d) => commitNight(trx, source, date, today, d, found));
+      return committed ? undefined : 'logged already';
     }));
   }
   // The cost of activity day D is dated D+1, like the payout of that day's rewards, so the returns

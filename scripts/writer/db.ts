@@ -20,13 +20,15 @@ export interface StatsTables {
   'stats.quoted_market': { digest: Buffer; last_seen_at: Date };
   'stats.capital_held': { id: Generated<boolean>; cash_usd: Usd; at_stake_usd: Usd; readings: number; first_read_at: Date; last_read_at: Date };
   'stats.trading_cost_correction': { id: Generated<string>; date: string; old_usd: Usd; new_usd: Usd; corrected_at: Generated<Date> };
-  'stats.log_entry': { idx: string; date: string; entry: string; is_demo: boolean; appended_at: Date };
+  'stats.log_entry': { idx: string; date: string | null; entry: string; is_demo: boolean; appended_at: Date };
   'stats.log_checkpoint': { size: string; root: string; note: string; vkey: string; is_demo: boolean; signed_at: Generated<Date> };
   'stats.log_cosignature': { size: string; witness: string; cosigned_at: Date; line: string; received_at: Generated<Date> };
   'stats.log_witnessed': { size: string; quorum_at: Date; witnesses: string[] };
   'stats.log_witness_round': { at: Generated<Date>; size: string; witnesses: number; cosigned: string[]; quorum_met: boolean };
   'stats.log_policy': { recorded_at: Generated<Date>; policy: string | null };
   'stats.log_halt': { at: Generated<Date>; reason: string };
+  'stats.wallet_commitment': { commitment: string; is_demo: boolean; recorded_at: Generated<Date> };
+  'stats.night_transfers': { date: string; commitment: string; is_demo: boolean };
   'stats.settings': { id: boolean; since_date: string | null; window_days: number; data_source: 'polymarket' | 'import' | null };
 }
 

@@ -1,11 +1,15 @@
 // The demo source: deterministic synthetic figures (they depend only on the date and time), so a
 // fresh `npm start` shows a living service. Rows are marked is_demo, and it writes only into a
 // database without real data (store.demoWrite enforces that).
+import { createHash } from 'node:crypto';
+import { baseUnits } from '../../contract/audit/commitment.ts';
 import { addDays, DAY_MS, midnightMs, utcDate } from '../../contract/dates.ts';
+import { commitNight } from './commitments.ts';
 import { openWriterDb, type WriterDb } from './db.ts';
 import type { Logger } from './log.ts';
-import { usd6, type CapitalFigures, type Source } from './source.ts';
+import { usd6, type CapitalFigures, type NightTransfers, type Source } from './source.ts';
 import * as store from './store.ts';
+import { DEMO_WALLET, DemoVault } from './transfer-vault.ts';
 
 const EPOCH = Date.UTC(2026, 0, 1);
 const HISTORY_NIGHTS = 45;
@@ -26,6 +30,7 @@ function capitalOn(date: string): CapitalFigures {
 
 export class DemoSource implements Source {
   readonly name = 'demo' as const;
+  readonly vault = new DemoVault();
 
   async accrual(now: Date) {
     const today = utcDate(now);
@@ -47,6 +52,13 @@ export class DemoSource implements Source {
 
   async tradingCost(date: string, _db: WriterDb) {
     return usd6(9 + 7 * Math.sin(dayNumber(date) * 1.3));
+  }
+
+  /** One demo transfer paying the whole night, its hash made from the date: no real transaction. */
+  async rewardTransfers(payoutDate: string, today: string): Promise<NightTransfers | null> {
+    if (payoutDate > today) return null;
+    const tx = `0x${createHash('sha256').update(`public-stats demo reward transfer\n${payoutDate}`).digest('hex')}`;
+    return { wallet: DEMO_WALLET, transfers: [{ tx, amount: baseUnits(await this.payout(payoutDate)) }] };
   }
 }
 
@@ -86,6 +98,7 @@ export async function seedDemoHistory(db: WriterDb, log?: Logger, writer?: strin
       await store.upsertAccruals(trx, accruals, true);
       await store.upsertBreadth(trx, [{ at: now, markets_quoted_24h: await demo.breadth(now) }], true);
       await store.upsertHeartbeats(trx, [{ at: now, writer }], true);
+      for (const p of payouts) await commitNight(trx, demo, p.date, today, true);
       log?.info('loaded the demo history', { nights: payouts.length, accruals: accruals.length });
       return true;
     });

@@ -1,8 +1,12 @@
 // What every data source provides. The cycle (cycle.ts) asks for each figure separately, so one
 // failing call costs only that figure.
 import type { WriterDb } from './db.ts';
+import type { TransferVault } from './transfer-vault.ts';
 
 export interface CapitalFigures { cash_usd: number; inventory_usd: number; positions: number }
+
+/** The reward transfers credited for a night: the wallet they paid, and each transaction with its amount in base units. */
+export interface NightTransfers { wallet: string; transfers: { tx: string; amount: bigint }[] }
 
 export interface Source {
   readonly name: 'demo' | 'polymarket';
@@ -18,6 +22,10 @@ export interface Source {
   payout(payoutDate: string, today: string): Promise<number | null>;
   /** Cost of unwinding inventory on the settled UTC day `date`; null when it cannot be computed (yet). */
   tradingCost(date: string, db: WriterDb): Promise<number | null>;
+  /** Where this source's commitments to reward transfers are opened from (transfer-vault.ts). */
+  readonly vault: TransferVault;
+  /** The reward transfers credited for the night dated `payoutDate`; null while the night has not come. */
+  rewardTransfers(payoutDate: string, today: string): Promise<NightTransfers | null>;
 }
 
 /** Amounts are kept to USDC's 6 decimals. */

@@ -231,3 +231,23 @@ export async function holdCapital(trx: Trx, held: HeldCapital): Promise<void> {
 export async function releaseHeldCapital(trx: Trx): Promise<void> {
   await trx.deleteFrom('stats.capital_held').execute();
 }
+
+/** Whether the night already has an entry in the log. */
+export async function nightLogged(trx: Trx, date: string): Promise<boolean> {
+  return Boolean(await trx.selectFrom('stats.log_entry').select('idx').where('date', '=', date).limit(1).executeTakeFirst());
+}
+
+/** Records the wallet's commitment when it is not the one in force; the log then gains a wallet entry. */
+export async function recordWalletCommitment(trx: Trx, commitment: string, isDemo: boolean): Promise<void> {
+  const latest = await trx.selectFrom('stats.wallet_commitment').select('commitment').orderBy('recorded_at', 'desc').limit(1).executeTakeFirst();
+  if (latest?.commitment === commitment) return;
+  await trx.insertInto('stats.wallet_commitment').values({ commitment, is_demo: isDemo }).execute();
+}
+
+/** The night's commitment to its reward transfers; a night asked again with other transfers gets the new one. */
+export async function upsertNightTransfers(trx: Trx, date: string, commitment: string, isDemo: boolean): Promise<void> {
+  await trx.insertInto('stats.night_transfers').values({ date, commitment, is_demo: isDemo })
+    .onConflict((oc) => oc.column('date').doUpdateSet({ commitment: sql`excluded.commitment` })
+      .where(sql<boolean>`night_transfers.commitment is distinct from excluded.commitment`))
+    .execute();
+}

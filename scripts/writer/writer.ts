@@ -12,6 +12,7 @@ import { LogSigner } from './log-signer.ts';
 import { PolymarketSource } from './polymarket/source.ts';
 import type { Source } from './source.ts';
 import * as store from './store.ts';
+import { FileVault } from './transfer-vault.ts';
 import { recordPolicy, Witnessing } from './witnessing.ts';
 
 export function makeSource(cfg: WriterConfig, log: Logger): Source | undefined {
@@ -19,7 +20,7 @@ export function makeSource(cfg: WriterConfig, log: Logger): Source | undefined {
   if (cfg.source === 'polymarket') {
     const pm = cfg.polymarket!;
     log.addSecrets(pm.apiKey, pm.secret, pm.passphrase, pm.address, pm.funder);
-    return new PolymarketSource(pm, log);
+    return new PolymarketSource(pm, new FileVault(cfg.transfersDir), log);
   }
   return undefined;
 }

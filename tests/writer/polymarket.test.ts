@@ -2,6 +2,9 @@
 // the Data API and a Polygon node built from the public API reference (fake-polymarket.ts), a real
 // database, and landing_stats read back through the API host. Every expected figure is computed
 // here from the fake's raw facts, independently of the writer.
+import { mkdtempSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { addDays, midnightMs, todayUtc } from '../../contract/dates.ts';
 import { TABLE_NAMES } from '../../contract/tables.ts';
@@ -10,6 +13,7 @@ import { runCycle } from '../../scripts/writer/cycle.ts';
 import { openWriterDb } from '../../scripts/writer/db.ts';
 import { createLogger } from '../../scripts/writer/log.ts';
 import { PolymarketSource } from '../../scripts/writer/polymarket/source.ts';
+import { FileVault } from '../../scripts/writer/transfer-vault.ts';
 import { query, resetData } from '../support/db.ts';
 import { startTestStack, type TestStack } from '../support/stack.ts';
 import { activity, conditionId, earning, fakeAccount, FakePolymarket, openOrder, position, PUSD, trade, writerEnv, type FakeAccount } from '../support/fake-polymarket.ts';
@@ -111,7 +115,8 @@ function expectedCostOfYesterday(a: FakeAccount): number {
 function source(extra: Record<string, string> = {}) {
   const lines: Record<string, unknown>[] = [];
   const log = createLogger({ json: true, write: (l) => lines.push(JSON.parse(l) as Record<string, unknown>) });
-  return { source: new PolymarketSource(polymarketFromEnv({ ...env, ...extra }), log), log, lines };
+  const vault = new FileVault(mkdtempSync(path.join(tmpdir(), 'reward-transfers-')));
+  return { source: new PolymarketSource(polymarketFromEnv({ ...env, ...extra }), vault, log), log, lines };
 }
 
 beforeAll(async () => {

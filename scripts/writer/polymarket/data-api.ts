@@ -25,8 +25,11 @@ const MAX_PAGES = 1000;
  */
 export const OPT_IN_ACTIVITY_TYPES = ['TIP'];
 
-/** One activity row, as much of it as the writer uses (`usdc_size` and `size` of the v2 row). */
-export interface Activity { type: string; usdcSize: number; size: number; side: string; timestamp: number }
+/**
+ * One activity row, as much of it as the writer uses (`usdc_size`, `size` and `transaction_hash` of the
+ * v2 row). The transaction hash never leaves the writer but in the commitments' private openings.
+ */
+export interface Activity { type: string; usdcSize: number; size: number; side: string; timestamp: number; transactionHash: string }
 
 type Query = Record<string, string | number>;
 type Row = Record<string, unknown>;
@@ -107,6 +110,7 @@ export class DataApiClient {
           type: String(a.type), usdcSize: decimal(a.usdc_size, 'usdc_size'),
           size: a.size === undefined || a.size === null ? Number.NaN : decimal(a.size, 'size'),
           side: typeof a.side === 'string' ? a.side : '', timestamp,
+          transactionHash: typeof a.transaction_hash === 'string' ? a.transaction_hash : '',
         });
       }
     }

@@ -6,8 +6,10 @@ import { addDays, DAY_MS, midnightMs, utcDate } from '../../../contract/dates.ts
 import type { PolymarketConfig } from '../config.ts';
 import type { WriterDb } from '../db.ts';
 import type { Logger } from '../log.ts';
-import { usd6, type CapitalFigures, type Source } from '../source.ts';
+import { baseUnits, TX_HASH } from '../../../contract/audit/commitment.ts';
+import { usd6, type CapitalFigures, type NightTransfers, type Source } from '../source.ts';
 import * as store from '../store.ts';
+import type { TransferVault } from '../transfer-vault.ts';
 import { PolymarketClient } from './client.ts';
 import { ACTIVITY_KINDS, tradingCost } from './ledger.ts';
 
@@ -34,9 +36,11 @@ export class PolymarketSource implements Source {
   /** Key of the market digests: derived from the API secret, which only the writer holds. */
   private readonly digestKey: Buffer;
   private readonly creditsChecked = new Set<string>();
+  readonly vault: TransferVault;
 
-  constructor(cfg: PolymarketConfig, log: Logger = quiet) {
+  constructor(cfg: PolymarketConfig, vault: TransferVault, log: Logger = quiet) {
     this.cfg = cfg;
+    this.vault = vault;
     this.log = log;
     this.client = new PolymarketClient(cfg, log);
     this.digestKey = createHmac('sha256', cfg.secret).update('public-stats quoted-market digest').digest();
@@ -180,6 +184,25 @@ export class PolymarketSource implements Source {
       out.set(date, (out.get(date) ?? 0) + r.usdcSize);
     }
     return out;
+  }
+
+  /**
+   * The REWARD transfers of the night dated `payoutDate`: every REWARD row of the funder whose time
+   * (the transfer's block time) falls on that UTC day. Polymarket pays liquidity rewards "directly to
+   * maker addresses daily at midnight UTC" (https://docs.polymarket.com/market-makers/liquidity-rewards),
+   * so the transfers of the payout dated D are mined from 00:00 UTC on D, the batch of sponsored rewards
+   * a few minutes later; a row of the v2 feed carries the transaction's hash and its amount
+   * (https://docs.polymarket.com/api-reference/feeds/list-account-activity). Null before the night has come.
+   */
+  async rewardTransfers(payoutDate: string, today: string): Promise<NightTransfers | null> {
+    if (payoutDate > today) return null;
+    const rows = await this.client.data.activity(seconds(midnightMs(payoutDate)), seconds(midnightMs(payoutDate) + DAY_MS), ['REWARD']);
+    const transfers = rows.filter((r) => r.type === 'REWARD').map((r) => {
+      const tx = r.transactionHash.toLowerCase();
+      if (!TX_HASH.test(tx)) throw new Error(`a REWARD row of ${payoutDate} carries no transaction hash of 32 bytes`);
+      return { tx, amount: baseUnits(r.usdcSize) };
+    });
+    return { wallet: this.cfg.funder, transfers };
   }
 
   /**
