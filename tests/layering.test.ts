@@ -24,6 +24,9 @@ const MAY_IMPORT: Record<string, string[]> = {
   'scripts/witness/': ['scripts/witness/', 'scripts/lib/', 'contract/'],
   // The verifier is written from the standards, not from the service's code: it imports only itself.
   'scripts/verify/': ['scripts/verify/'],
+  // The audit opens the writer's commitments (its vault and configuration) and checks them against a
+  // site's log with the verifier's own code.
+  'scripts/audit/': ['scripts/audit/', 'scripts/verify/', 'scripts/writer/', 'scripts/lib/', 'contract/'],
   // A benchmark runs a private stack, as the tests do.
   'scripts/bench/': ['scripts/bench/', 'scripts/stack/', 'scripts/lib/', 'contract/'],
   // The commands: `npm start` runs the stack and the writer; `npm run witness` a witness.

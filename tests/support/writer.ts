@@ -29,6 +29,8 @@ export function cliEnv(stack: TestStack, extra: Env = {}): Env {
     HTTP_SIG_PRIVATE_KEY: cfg.HTTP_SIG_PRIVATE_KEY,
     ...logSignerEnv(cfg),
     BIND_HOST: cfg.bindHost,
+    // The writer keeps the openings of its commitments under the stack's data directory, never the checkout's.
+    DATA_DIR: cfg.dataDir,
     POSTGRES_PORT: String(cfg.postgresPort),
     DATABASE_URL: '',
     WRITER_DATABASE_URL: '',
