@@ -35,7 +35,10 @@ export const STATS_TABLES = {
   log_witness_round: { kind: 'data', demoRows: false, appendOnly: true },
   log_policy: { kind: 'data', demoRows: false, appendOnly: true },
   log_halt: { kind: 'data', demoRows: false, appendOnly: false },
+  log_audit: { kind: 'data', demoRows: false, appendOnly: true },
   quoted_market: { kind: 'data', demoRows: false, appendOnly: false },
+  wallet_commitment: { kind: 'data', demoRows: true, appendOnly: false },
+  night_transfers: { kind: 'data', demoRows: true, appendOnly: false },
   history_snapshot: { kind: 'derived', demoRows: false, appendOnly: false },
   stats_snapshot: { kind: 'derived', demoRows: false, appendOnly: false },
 } as const satisfies Record<string, StatsTable>;

@@ -5,15 +5,22 @@
 -- is never updated or removed, and a corrected night is a new entry that names the one it supersedes.
 -- Demo nights go to a log of their own that the first real write removes with the rest of the demo
 -- data, so the two logs never share a tree.
+--
+-- Besides nights the log holds the commitment to the wallet the rewards are paid to, an entry of
+-- its own kind ({"kind":"wallet",...}) with no date, appended whenever that commitment changes; the
+-- nights and those entries share one sequence of indexes. Only a night has a date.
 create table stats.log_entry (
   idx bigint primary key check (idx >= 0),
-  date date not null,
+  date date,
   entry text not null,
   is_demo boolean not null,
-  appended_at timestamptz not null default clock_timestamp()
+  appended_at timestamptz not null default clock_timestamp(),
+  constraint log_entry_night_dated check ((entry::jsonb ? 'kind') = (date is null))
 );
 -- The latest entry of a date: history_at names it for each night, log_append compares against it.
 create index log_entry_date_idx on stats.log_entry (date, idx desc);
+-- The latest wallet entry: log_append compares the wallet committed now against it.
+create index log_entry_wallet_idx on stats.log_entry (idx desc) where date is null;
 alter table stats.log_entry owner to stats_owner;
 -- Read by the writer; written only through stats.log_append (owner's rights).
 grant select on stats.log_entry to stats_writer;

@@ -147,3 +147,133 @@ language sql stable set search_path = '' as $$
 $$;
 alter function stats.log_size() owner to stats_owner;
 grant execute on function stats.log_size() to stats_writer;
+
+-- The audit attestations published for the log: each a signed note (https://c2sp.org/signed-note)
+-- by an auditor's key, saying that it drew nights from a checkpoint of the log, checked each night's
+-- committed reward transfers against the chain, and how many matched. The note is kept verbatim, as
+-- served; the columns are read from its body, so what the records say of an audit is what the
+-- auditor signed. Evidence, so append-only; published by the owner only (stats.publish_audit), never
+-- by the writer. An attestation names its log by origin, so one of the demo log is never shown
+-- with the real one.
+create table stats.log_audit (
+  id bigint generated always as identity primary key,
+  note text not null unique,
+  -- The auditor's key name, and its verifier key (https://c2sp.org/signed-note#verifier-keys).
+  auditor text not null,
+  auditor_key text not null,
+  audit_date date not null,
+  origin text not null,
+  checkpoint_size bigint not null check (checkpoint_size > 0),
+  checkpoint_root text not null,
+  chain_id integer not null check (chain_id > 0),
+  nights date[] not null check (cardinality(nights) > 0),
+  nights_matched integer not null check (nights_matched between 0 and cardinality(nights)),
+  published_at timestamptz not null default clock_timestamp()
+);
+create index log_audit_published_at_idx on stats.log_audit (origin, published_at);
+alter table stats.log_audit owner to stats_owner;
+-- Read by the writer, whose status command works out the stats record, the latest audit among it.
+grant select on stats.log_audit to stats_writer;
+
+create trigger log_audit_kept before update or delete on stats.log_audit
+  for each row execute function stats.log_evidence_kept();
+create trigger log_audit_not_truncated before truncate on stats.log_audit
+  for each statement execute function stats.log_evidence_kept();
+
+-- Publishes an attestation: its body must be exactly
+--   public-stats audit attestation v1
+--   origin <log origin>
+--   checkpoint <size> <root base64>
+--   chain <chain id>
+--   nights <YYYY-MM-DD,YYYY-MM-DD,...>
+--   matched <n>
+--   date <YYYY-MM-DD>
+--   auditor <auditor verifier key>
+-- followed by a blank line and signature lines, one of them by the auditor's key name. It must name
+-- a checkpoint the log signed (origin, size and root) and nights that checkpoint holds; a note
+-- already published is refused. The signature itself is checked by whoever publishes it (`npm run
+-- audit -- publish`) and by every reader: Postgres has no Ed25519. Returns the row published.
+create function stats.publish_audit(p_note text) returns stats.log_audit
+language plpgsql set search_path = '' as $$
+declare
+  blank integer := pg_catalog.strpos(p_note, E'\n\n');
+  body text[];
+  m text[];
+  a stats.log_audit;
+  formats constant text[] := array[
+    '^public-stats audit attestation v1$',
+    '^origin (\S.*)$',
+    '^checkpoint ([1-9][0-9]{0,17}) ([A-Za-z0-9+/]{43}=)$',
+    '^chain ([1-9][0-9]{0,8})$',
+    '^nights ([0-9]{4}-[0-9]{2}-[0-9]{2}(,[0-9]{4}-[0-9]{2}-[0-9]{2})*)$',
+    '^matched (0|[1-9][0-9]{0,8})$',
+    '^date ([0-9]{4}-[0-9]{2}-[0-9]{2})$',
+    '^auditor (([^+\s]+)\+[0-9a-f]{8}\+[A-Za-z0-9+/]+=*)$'];
+  said constant text[] := array['public-stats audit attestation v1', 'origin <log origin>', 'checkpoint <size> <root base64>',
+    'chain <chain id>', 'nights <YYYY-MM-DD,...>', 'matched <n>', 'date <YYYY-MM-DD>', 'auditor <verifier key>'];
+begin
+  if blank = 0 or pg_catalog.right(p_note, 1) <> E'\n' then
+    raise exception 'an attestation is a signed note: its body, a blank line and its signature lines, each ending in a newline'
+      using errcode = 'invalid_parameter_value';
+  end if;
+  body := pg_catalog.string_to_array(pg_catalog.left(p_note, blank - 1), E'\n');
+  if pg_catalog.cardinality(body) <> 8 then
+    raise exception 'an attestation''s body has 8 lines, this one %', pg_catalog.cardinality(body) using errcode = 'invalid_parameter_value';
+  end if;
+  for i in 1 .. 8 loop
+    if body[i] !~ formats[i] then
+      raise exception 'line % of the attestation is not "%"', i, said[i] using errcode = 'invalid_parameter_value';
+    end if;
+  end loop;
+  a.origin := (pg_catalog.regexp_match(body[2], formats[2]))[1];
+  m := pg_catalog.regexp_match(body[3], formats[3]);
+  a.checkpoint_size := m[1]::bigint;
+  a.checkpoint_root := m[2];
+  a.chain_id := (pg_catalog.regexp_match(body[4], formats[4]))[1]::integer;
+  a.nights := pg_catalog.string_to_array((pg_catalog.regexp_match(body[5], formats[5]))[1], ',')::date[];
+  a.nights_matched := (pg_catalog.regexp_match(body[6], formats[6]))[1]::integer;
+  a.audit_date := (pg_catalog.regexp_match(body[7], formats[7]))[1]::date;
+  m := pg_catalog.regexp_match(body[8], formats[8]);
+  a.auditor_key := m[1];
+  a.auditor := m[2];
+  if not exists (select from pg_catalog.unnest(pg_catalog.string_to_array(pg_catalog.substr(p_note, blank + 2), E'\n')) l
+                 where pg_catalog.starts_with(l, '— ' || a.auditor || ' ')) then
+    raise exception 'the attestation carries no signature by its auditor, %', a.auditor using errcode = 'invalid_parameter_value';
+  end if;
+  if (select count(distinct n) from pg_catalog.unnest(a.nights) n) <> pg_catalog.cardinality(a.nights) then
+    raise exception 'the attestation names a night twice' using errcode = 'invalid_parameter_value';
+  end if;
+  if a.nights_matched > pg_catalog.cardinality(a.nights) then
+    raise exception 'the attestation says % nights matched of the % it checked', a.nights_matched, pg_catalog.cardinality(a.nights)
+      using errcode = 'invalid_parameter_value';
+  end if;
+  if not exists (select from stats.log_checkpoint c where c.size = a.checkpoint_size and c.root = a.checkpoint_root
+                 and pg_catalog.split_part(c.note, E'\n', 1) = a.origin) then
+    raise exception 'the attestation names checkpoint % (root %) of %, which the log did not sign', a.checkpoint_size, a.checkpoint_root, a.origin
+      using errcode = 'invalid_parameter_value';
+  end if;
+  if exists (select from pg_catalog.unnest(a.nights) n where not exists (
+               select from stats.log_entry l where l.date = n and l.idx < a.checkpoint_size)) then
+    raise exception 'the attestation names a night that checkpoint % does not hold', a.checkpoint_size using errcode = 'invalid_parameter_value';
+  end if;
+  if exists (select from stats.log_audit p where p.note = p_note) then
+    raise exception 'this attestation is already published' using errcode = 'unique_violation';
+  end if;
+  insert into stats.log_audit (note, auditor, auditor_key, audit_date, origin, checkpoint_size, checkpoint_root, chain_id, nights, nights_matched)
+    values (p_note, a.auditor, a.auditor_key, a.audit_date, a.origin, a.checkpoint_size, a.checkpoint_root, a.chain_id, a.nights, a.nights_matched)
+    returning * into a;
+  return a;
+end $$;
+alter function stats.publish_audit(text) owner to stats_owner;
+
+-- The attestations of the log in use (named by the origin of its latest checkpoint) published by
+-- p_now, oldest first.
+create function stats.log_audits(p_now timestamptz) returns setof stats.log_audit
+language sql stable set search_path = '' as $$
+  select a.* from stats.log_audit a
+  where a.origin = (select pg_catalog.split_part(c.note, E'\n', 1) from stats.log_checkpoint c order by c.size desc limit 1)
+    and a.published_at <= p_now
+  order by a.published_at, a.id
+$$;
+alter function stats.log_audits(timestamptz) owner to stats_owner;
+grant execute on function stats.log_audits(timestamptz) to stats_writer;

@@ -9,6 +9,8 @@ language sql set search_path = '' as $$
   delete from stats.breadth where is_demo;
   delete from stats.capital where is_demo;
   delete from stats.heartbeat where is_demo;
+  delete from stats.wallet_commitment where is_demo;
+  delete from stats.night_transfers where is_demo;
   delete from stats.log_checkpoint where is_demo;
   delete from stats.log_entry where is_demo;
 $$;

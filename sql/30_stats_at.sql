@@ -39,7 +39,8 @@ create table stats.stats_snapshot (
   breadth stats.breadth,
   capital json,
   returns json,
-  data_source text
+  data_source text,
+  audit json
 );
 alter table stats.stats_snapshot owner to stats_owner;
 -- The writer reads the stats record (its status command), which is read from here.
@@ -62,6 +63,7 @@ begin
   s.capital := stats.capital_figure(p_now);
   s.returns := stats.returns_figures(p_now, s.last_night_date);
   s.data_source := stats.data_source();
+  s.audit := stats.audit_figure(p_now);
   return s;
 end $$;
 alter function stats.stats_figures(timestamptz) owner to stats_owner;
@@ -77,7 +79,8 @@ begin
       updated_at = excluded.updated_at, daily = excluded.daily, last_night_usd = excluded.last_night_usd,
       last_night_date = excluded.last_night_date, total_usd = excluded.total_usd, since_date = excluded.since_date,
       best_day_usd = excluded.best_day_usd, worst_day_usd = excluded.worst_day_usd, accrual = excluded.accrual,
-      breadth = excluded.breadth, capital = excluded.capital, returns = excluded.returns, data_source = excluded.data_source;
+      breadth = excluded.breadth, capital = excluded.capital, returns = excluded.returns, data_source = excluded.data_source,
+      audit = excluded.audit;
 end $$;
 alter function stats.refresh_stats_snapshot() owner to stats_owner;
 
@@ -107,7 +110,8 @@ begin
     'capital', s.capital,
     'returns', s.returns,
     'data_source', s.data_source,
-    'log_checkpoint', stats.log_head());
+    'log_checkpoint', stats.log_head(),
+    'audit', s.audit);
 end $$;
 alter function stats.stats_at(timestamptz) owner to stats_owner;
 grant execute on function stats.stats_at(timestamptz) to stats_writer;

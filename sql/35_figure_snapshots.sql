@@ -83,6 +83,8 @@ create constraint trigger log_witnessed_figures_changed after insert on stats.lo
   deferrable initially deferred for each row execute function stats.figures_changed();
 create constraint trigger log_policy_figures_changed after insert on stats.log_policy
   deferrable initially deferred for each row execute function stats.figures_changed();
+create constraint trigger log_audit_figures_changed after insert on stats.log_audit
+  deferrable initially deferred for each row execute function stats.figures_changed();
 create constraint trigger settings_figures_changed after update of since_date, window_days, data_source on stats.settings
   deferrable initially deferred for each row execute function stats.figures_changed();
 create trigger payout_figures_pending after insert or update or delete on stats.payout for each statement execute function stats.figures_pending();
@@ -94,6 +96,7 @@ create trigger log_entry_figures_pending after insert or delete on stats.log_ent
 create trigger log_checkpoint_figures_pending after insert or delete on stats.log_checkpoint for each statement execute function stats.figures_pending();
 create trigger log_witnessed_figures_pending after insert on stats.log_witnessed for each statement execute function stats.figures_pending();
 create trigger log_policy_figures_pending after insert on stats.log_policy for each statement execute function stats.figures_pending();
+create trigger log_audit_figures_pending after insert on stats.log_audit for each statement execute function stats.figures_pending();
 create trigger settings_figures_pending after update of since_date, window_days, data_source on stats.settings for each statement execute function stats.figures_pending();
 create trigger payout_figures_truncated after truncate on stats.payout for each statement execute function stats.figures_truncated();
 create trigger trading_cost_figures_truncated after truncate on stats.trading_cost for each statement execute function stats.figures_truncated();
