@@ -2,7 +2,7 @@
 import { isRecord } from './encoding.ts';
 import { fail, Stale } from './failure.ts';
 import { fieldValue, type Answer } from './http.ts';
-import { dateOf, DAY_SECONDS, latestByDate, midnight, sameCents, type Entry } from './entries.ts';
+import { dateOf, DAY_SECONDS, latestByDate, midnight, sameCents, type Entry, type LogEntry } from './entries.ts';
 import { parseDictionary, type Member } from './structured-fields.ts';
 import type { Log } from './tiles.ts';
 import { HASH_SIZE, treeHash } from './tree.ts';
@@ -13,9 +13,9 @@ export interface Night { date: string; usd: number; log_index: number | null; wi
  * Completeness both ways, against the log as it stood when /api/history was computed: every night
  * carries the index of the latest entry for its date with that entry's figures, or null when its
  * date has no entry yet, and then comes after every night in the log; every date of the log is a
- * night.
+ * night. The wallet's entries name no night and are not counted.
  */
-export function checkNights(history: Record<string, unknown>, entries: Entry[]): Night[] {
+export function checkNights(history: Record<string, unknown>, entries: readonly LogEntry[]): Night[] {
   if (!Array.isArray(history.nights)) fail('/api/history is not the track record (no "nights" list)');
   const latest = latestByDate(entries);
   const lastLogged = [...latest.keys()].at(-1);
@@ -65,7 +65,7 @@ export function gaps(since: string, logged: Map<string, Entry>): string[] {
 }
 
 /** /api/stats's figures that the log determines: the all-time total, given the nights not yet final, and the final nights' daily values. */
-export function checkStats(stats: Record<string, unknown>, nights: Night[], entries: Entry[]): string {
+export function checkStats(stats: Record<string, unknown>, nights: Night[], entries: readonly LogEntry[]): string {
   const latest = latestByDate(entries);
   const lastLogged = [...latest.keys()].at(-1);
   const pending = nights.filter((n) => !latest.has(n.date));

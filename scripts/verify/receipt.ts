@@ -2,7 +2,7 @@
 // key and the policy, and with --site against the log as it stands.
 import { readFileSync } from 'node:fs';
 import { utf8 } from './encoding.ts';
-import { latestByDate, parseEntry, readEntries } from './entries.ts';
+import { latestByDate, parseNight, readEntries } from './entries.ts';
 import { fail } from './failure.ts';
 import { demoKeys, readCheckpoint, vkeyOf } from './notes.ts';
 import type { Options, Trust } from './options.ts';
@@ -31,7 +31,7 @@ export async function checkReceipt(o: Options, file: string, trust: Trust, polic
   if (!verifyInclusion(index, checkpoint.size, leafHash(extra!), proof, checkpoint.root)) {
     fail(`the receipt ${file} does not prove its entry is in its checkpoint: the inclusion proof fails`);
   }
-  const entry = parseEntry(extra!, index);
+  const entry = parseNight(extra!, index);
   const out = [
     `verified the receipt ${file}`,
     `  night ${entry.date} (${entry.usd} USD) is entry ${index} of the checkpoint of ${checkpoint.size} entries of ${checkpoint.origin}${demo ? ' (demo data)' : ''}, signed by the log key ${vkeyOf(checkpoint.key)} (from ${trust.source})`,

@@ -18,11 +18,12 @@ export interface Witnessed { date: string; at: number | undefined; deadline: num
 /**
  * Each date's witnessing: the earliest time the quorum cosigned an archived checkpoint holding the
  * date's first entry, on time when no later than the deadline; late when later, or when nothing
- * cosigned it by a deadline already past; pending while the deadline is ahead.
+ * cosigned it by a deadline already past; pending while the deadline is ahead. `entries` is the log
+ * in order; the wallet's entries have no date and are passed over.
  */
-export function witnessing(entries: { date: string }[], archive: { size: number; quorumAt: number | undefined }[], now: number): Witnessed[] {
+export function witnessing(entries: readonly ({ date: string } | { kind: string })[], archive: { size: number; quorumAt: number | undefined }[], now: number): Witnessed[] {
   const first = new Map<string, number>();
-  entries.forEach((entry, index) => { if (!first.has(entry.date)) first.set(entry.date, index); });
+  entries.forEach((entry, index) => { if ('date' in entry && !first.has(entry.date)) first.set(entry.date, index); });
   return [...first].sort(([a], [b]) => (a < b ? -1 : 1)).map(([date, index]) => {
     const times = archive.filter((c) => c.size > index && c.quorumAt !== undefined).map((c) => c.quorumAt!);
     const at = times.length ? Math.min(...times) : undefined;
@@ -111,7 +112,7 @@ function checkClaims(nights: Night[], witnessed: Witnessed[]): number {
  * Each night's witnessing as the archive shows it, a line each, once the site's own claims agree with
  * it; with `strict`, a night logged late after the first one witnessed on time fails.
  */
-export async function checkWitnessing(site: URL, log: Log, sizes: number[], keys: NoteKey[], policy: Policy, record: { entries: { date: string }[]; nights: Night[]; strict: boolean }): Promise<string[]> {
+export async function checkWitnessing(site: URL, log: Log, sizes: number[], keys: NoteKey[], policy: Policy, record: { entries: readonly ({ date: string } | { kind: string })[]; nights: Night[]; strict: boolean }): Promise<string[]> {
   const { archive, unsigned } = await readArchive(site, log, sizes, keys, policy);
   const each = witnessing(record.entries, archive, Date.now() / 1000);
   const behind = checkClaims(record.nights, each);
