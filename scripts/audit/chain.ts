@@ -45,7 +45,13 @@ export async function checkTransfer(chain: Chain, payers: readonly PayerRow[], n
     used.add(`${claim.tx}:${match.logIndex}`);
     return undefined;
   }
-  if (toWallet.some((l) => l.args.value === amount)) return `${label}: its Transfer to the wallet comes from a payer, or in a token, not listed for ${night}`;
+  const unlisted = toWallet.find((l) => l.args.value === amount);
+  if (unlisted) {
+    const tokenListed = payers.some((r) => r.chain_id === chain.chainId && r.token === unlisted.address.toLowerCase());
+    return tokenListed
+      ? `${label}: its Transfer to the wallet comes from a sender the payer list does not name for ${night}`
+      : `${label}: its Transfer to the wallet is in a token the payer list does not name for ${night}`;
+  }
   if (logs.some((l) => l.args.value === amount && countsAsReward(payers, chain.chainId, l.address, l.args.from, night))) return `${label}: its reward Transfer of that amount pays another wallet`;
   return `${label}: no Transfer of ${claim.amount} base units to the wallet in its transaction`;
 }

@@ -131,8 +131,6 @@ export async function publish(file: string): Promise<string> {
   if (a.origin !== origin) throw new Error(`the attestation is of the log "${a.origin}", not of this one ("${origin}").`);
   const [known] = await query<{ n: number }>(o.databaseUrl, 'select count(*)::int as n from stats.log_audit where note = $1', [a.note]);
   if (known && known.n > 0) throw new Error(`${file} is published already.`);
-  await query(o.databaseUrl, 'select stats.publish_audit($1, $2, $3, $4::date, $5, $6, $7, $8, $9::date[], $10)', [
-    a.note, a.auditor, a.auditorKey, a.date, a.origin, a.checkpointSize, a.checkpointRoot, a.chainId, a.nights, a.matched,
-  ]);
+  await query(o.databaseUrl, 'select stats.publish_audit($1)', [a.note]);
   return `published the attestation by ${a.auditor} of ${a.date}: ${a.matched} of ${a.nights.length} nights matched against checkpoint ${a.checkpointSize}`;
 }
