@@ -2,7 +2,8 @@
 // signed by, the witnesses that cosign it, and the quorum of them a checkpoint needs. Read to the
 // letter: whitespace is spaces and tabs, `#` starts a comment line, names are defined before they
 // are used, duplicate keys and names are refused, and there is exactly one quorum line. Every error
-// names its line.
+// names its line. This service's policies may also list `auditor <vkey>` lines: the Ed25519 note
+// keys (type 0x01) whose audit attestations a verifier counts; they play no part in witnessing.
 import { COSIGNATURE_V1, ED25519_NOTE, equalBytes, parseVerifierKey, type VerifierKey } from './vkey.ts';
 
 /** The predefined name that needs no cosignature. */
@@ -30,6 +31,12 @@ export interface PolicyGroup {
   members: string[];
 }
 
+export interface PolicyAuditor {
+  vkey: string;
+  /** The auditor's key: its name is the name its attestations carry. */
+  key: VerifierKey;
+}
+
 export interface Policy {
   logs: PolicyLog[];
   /** By name, in the order defined. */
@@ -37,6 +44,8 @@ export interface Policy {
   groups: Map<string, PolicyGroup>;
   /** A witness's or group's name, or NO_QUORUM. */
   quorum: string;
+  /** The auditors whose attestations count, in the order listed; nothing here is sent a checkpoint. */
+  auditors: PolicyAuditor[];
 }
 
 function httpUrl(text: string): string | undefined {
@@ -53,6 +62,7 @@ export async function parsePolicy(text: string): Promise<Policy> {
   const logs: PolicyLog[] = [];
   const witnesses = new Map<string, PolicyWitness>();
   const groups = new Map<string, PolicyGroup>();
+  const auditors: PolicyAuditor[] = [];
   let quorum: string | undefined;
   const lines = text.split('\n');
   for (const [i, line] of lines.entries()) {
@@ -64,14 +74,14 @@ export async function parsePolicy(text: string): Promise<Policy> {
     const defined = (name: string) => name === NO_QUORUM || witnesses.has(name) || groups.has(name);
     const key = async (vkey: string, type: number, what: string) => {
       const parsed = await parseVerifierKey(vkey).catch((error: Error) => fail(error.message));
-      if (parsed.type !== type) fail(`a ${what} key has signature type 0x0${type}, not 0x0${parsed.type}`);
+      if (parsed.type !== type) fail(`${what} key has signature type 0x0${type}, not 0x0${parsed.type}`);
       return parsed;
     };
     switch (keyword) {
       case 'log': {
         if (args.length < 1 || args.length > 2) fail('expected "log <vkey> [<url>]"');
         const [vkey, url] = args as [string, string | undefined];
-        const parsed = await key(vkey, ED25519_NOTE, 'log');
+        const parsed = await key(vkey, ED25519_NOTE, 'a log');
         if (logs.some((log) => equalBytes(log.key.publicKey, parsed.publicKey))) fail('this log key is already listed');
         logs.push({ vkey, key: parsed, ...(url === undefined ? {} : { url }) });
         break;
@@ -80,7 +90,7 @@ export async function parsePolicy(text: string): Promise<Policy> {
         if (args.length < 2 || args.length > 3) fail('expected "witness <name> <vkey> [<url>]"');
         const [name, vkey, url] = args as [string, string, string | undefined];
         if (defined(name)) fail(`the name "${name}" is already defined`);
-        const parsed = await key(vkey, COSIGNATURE_V1, 'witness');
+        const parsed = await key(vkey, COSIGNATURE_V1, 'a witness');
         if ([...witnesses.values()].some((w) => equalBytes(w.key.publicKey, parsed.publicKey))) fail('this witness key is already listed');
         if (url !== undefined && !httpUrl(url)) fail(`"${url}" is not an http(s) URL`);
         witnesses.set(name, { name, vkey, key: parsed, ...(url === undefined ? {} : { url }) });
@@ -107,12 +117,19 @@ export async function parsePolicy(text: string): Promise<Policy> {
         quorum = args[0]!;
         break;
       }
+      case 'auditor': {
+        if (args.length !== 1) fail('expected "auditor <vkey>"');
+        const parsed = await key(args[0]!, ED25519_NOTE, 'an auditor');
+        if (auditors.some((a) => equalBytes(a.key.publicKey, parsed.publicKey))) fail('this auditor key is already listed');
+        auditors.push({ vkey: args[0]!, key: parsed });
+        break;
+      }
       default:
         fail(`unknown keyword "${keyword}"`);
     }
   }
   if (quorum === undefined) throw new Error('the policy has no quorum line');
-  return { logs, witnesses, groups, quorum };
+  return { logs, witnesses, groups, quorum, auditors };
 }
 
 /** Whether the witnesses named (those with a valid cosignature) satisfy the policy's quorum. */

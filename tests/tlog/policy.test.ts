@@ -1,9 +1,16 @@
 // tlog-policy files: the example of the standard reads as it says, quorums count as it says, and
-// every rule the standard states refuses the file with the line named.
+// every rule the standard states refuses the file with the line named. This service's `auditor <vkey>`
+// lines read too, and play no part in witnessing.
+import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import path from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { noteVerifierKey } from '../../contract/log-key.ts';
 import { logKeys, parsePolicy, quorumMet } from '../../contract/tlog/policy.ts';
 import { cosignerVerifierKey } from '../../contract/tlog/vkey.ts';
+import type { LogSigner } from '../../scripts/writer/log-signer.ts';
+import type { Logger } from '../../scripts/writer/log.ts';
+import { Witnessing } from '../../scripts/writer/witnessing.ts';
 
 const key = (seed: number) => Uint8Array.from({ length: 32 }, (_, i) => (seed * 31 + i) & 0xff);
 const witness = (name: string, seed: number) => cosignerVerifierKey(`${name}.example`, key(seed));
@@ -56,6 +63,45 @@ describe('tlog-policy', () => {
     expect(quorumMet(single, new Set(['W']))).toBe(true);
   });
 
+  it('reads auditor lines (Ed25519 note keys, type 0x01) wherever they stand, apart from the witnesses and the quorum', async () => {
+    const alice = await noteVerifierKey('auditor.example/alice', key(7));
+    const bob = await noteVerifierKey('auditor.example/bob', key(8));
+    const policy = await parsePolicy(`auditor ${alice}\nlog ${logKey}\nwitness W ${await witness('w', 1)}\n\tauditor ${bob}  \nquorum W\n`);
+    expect(policy.auditors.map((a) => [a.vkey, a.key.name, a.key.type])).toEqual([[alice, 'auditor.example/alice', 0x01], [bob, 'auditor.example/bob', 0x01]]);
+    expect(policy.auditors[1]!.key.publicKey).toEqual(key(8));
+    expect([...policy.witnesses.keys()]).toEqual(['W']);
+    expect(policy.logs.map((l) => l.vkey)).toEqual([logKey]);
+    // An auditor is no witness: its name never makes the quorum.
+    expect(quorumMet(policy, new Set(['auditor.example/alice', 'auditor.example/bob']))).toBe(false);
+    expect((await parsePolicy(`log ${logKey}\nquorum none\n`)).auditors).toEqual([]);
+  });
+
+  it('lets the writer witness under a policy with auditor lines, asking its witnesses only', async () => {
+    const dir = mkdtempSync(path.join(tmpdir(), 'policy-'));
+    try {
+      const file = path.join(dir, 'log.policy');
+      writeFileSync(file, [
+        `log ${logKey}`,
+        `auditor ${await noteVerifierKey('auditor.example/alice', key(7))}`,
+        `witness W ${await witness('w', 1)} https://w.example/`,
+        `witness V ${await witness('v', 2)}`,
+        'group G any W V',
+        'quorum G',
+        '',
+      ].join('\n'));
+      const signer = { identity: async () => ({ origin: 'example.com/log', vkey: logKey }) } as unknown as LogSigner;
+      const warnings: [string, unknown][] = [];
+      const log = { warn: (message: string, fields: unknown) => warnings.push([message, fields]), info: () => {}, error: () => {} } as unknown as Logger;
+      expect(await Witnessing.load(file, signer, log)).toBeInstanceOf(Witnessing);
+      // The one party named without a submission URL that is not asked is the witness V: the auditor is no party to witnessing.
+      expect(warnings).toEqual([['witnesses without a submission URL are never asked', { witnesses: 'V' }]]);
+      writeFileSync(file, `log ${logKey}\nauditor ${logKey.replace(/\+[0-9a-f]{8}\+/, '+00000000+')}\nquorum none\n`);
+      await expect(Witnessing.load(file, signer, log)).rejects.toThrow(`LOG_POLICY (${file}): policy line 2: verifier key example.com/log: the key ID 00000000 does not match the key`);
+    } finally {
+      rmSync(dir, { recursive: true, force: true });
+    }
+  });
+
   it('refuses every policy the standard rules out, naming the line', async () => {
     const w1 = await witness('w1', 1);
     const w2 = await witness('w2', 2);
@@ -82,6 +128,13 @@ describe('tlog-policy', () => {
       [`witness W ${w1}\r\nquorum W\n`, /line 1: only tab, newline and printable/],
       ['logs x\nquorum none\n', /line 1: unknown keyword "logs"/],
       ['log not-a-key\nquorum none\n', /line 1: .*not a verifier key/],
+      [`auditor\nquorum none\n`, /line 1: expected "auditor <vkey>"/],
+      [`auditor alice ${logKey}\nquorum none\n`, /line 1: expected "auditor <vkey>"/],
+      [`auditor ${logKey} https://auditor.example/\nquorum none\n`, /line 1: expected "auditor <vkey>"/],
+      [`quorum none\nauditor ${w1}\n`, /line 2: an auditor key has signature type 0x01, not 0x04/],
+      [`auditor ${logKey.replace(/\+[0-9a-f]{8}\+/, '+00000000+')}\nquorum none\n`, /line 1: .*key ID/],
+      [`auditor ${logKey}\nauditor ${await noteVerifierKey('auditor.example/other', key(0))}\nquorum none\n`, /line 2: this auditor key is already listed/],
+      ['auditor not-a-key\nquorum none\n', /line 1: .*not a verifier key/],
     ];
     for (const [text, error] of cases) await expect(parsePolicy(text), text).rejects.toThrow(error);
   });
