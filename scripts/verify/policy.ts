@@ -1,5 +1,7 @@
 // The witnesses: their cosignature/v1 lines (https://c2sp.org/tlog-cosignature) on a checkpoint, and
-// the policy (https://c2sp.org/tlog-policy) that names them and the quorum that must cosign.
+// the policy (https://c2sp.org/tlog-policy) that names them and the quorum that must cosign; and the
+// auditors whose attestations count, which this service's policies list as `auditor <vkey>` lines
+// (an Ed25519 note key, type 0x01).
 import { verify as verifyEd25519 } from 'node:crypto';
 import { utf8 } from './encoding.ts';
 import { fail } from './failure.ts';
@@ -22,7 +24,7 @@ export function cosignedAt(checkpoint: Note, witness: NoteKey, what: string): nu
 }
 
 interface Group { k: number; members: string[] }
-export interface Policy { logs: NoteKey[]; witnesses: Map<string, NoteKey>; groups: Map<string, Group>; quorum: string }
+export interface Policy { logs: NoteKey[]; witnesses: Map<string, NoteKey>; groups: Map<string, Group>; quorum: string; auditors: NoteKey[] }
 
 export function parsePolicy(bytes: Buffer, file: string): Policy {
   const wrong = (line: number, why: string): never => fail(`the policy ${file} is not a C2SP tlog-policy: line ${line} ${why}`);
@@ -31,7 +33,7 @@ export function parsePolicy(bytes: Buffer, file: string): Policy {
   if (control >= 0) wrong(bytes.subarray(0, control).filter((b) => b === 0x0a).length + 1, 'holds a control character');
   let text: string;
   try { text = utf8.decode(bytes); } catch { return fail(`the policy ${file} is not UTF-8, the only encoding of names this verifier reads`); }
-  const policy: Policy = { logs: [], witnesses: new Map(), groups: new Map(), quorum: '' };
+  const policy: Policy = { logs: [], witnesses: new Map(), groups: new Map(), quorum: '', auditors: [] };
   const defined = (name: string) => name === 'none' || policy.witnesses.has(name) || policy.groups.has(name);
   let quorumLine = 0;
   for (const [at, line] of text.split('\n').entries()) {
@@ -42,17 +44,17 @@ export function parsePolicy(bytes: Buffer, file: string): Policy {
     const fresh = (name: string) => { if (defined(name)) wrong(n, `defines "${name}", a name already defined`); };
     const key = (vkey: string, type: number, what: string): NoteKey => {
       const parsed = parseVkey(vkey, type);
-      return typeof parsed === 'string' ? wrong(n, `has a ${what} key that is not a vkey of type 0x${hex2(type)}: ${parsed}`) : parsed;
+      return typeof parsed === 'string' ? wrong(n, `has ${what} key that is not a vkey of type 0x${hex2(type)}: ${parsed}`) : parsed;
     };
     if (keyword === 'log') {
       if (args.length < 1 || args.length > 2) wrong(n, 'is not "log <vkey> [<url>]"');
-      const log = key(args[0]!, ED25519_NOTE, 'log');
+      const log = key(args[0]!, ED25519_NOTE, 'a log');
       if (policy.logs.some((l) => l.raw.equals(log.raw))) wrong(n, 'lists a log key a second time');
       policy.logs.push(log);
     } else if (keyword === 'witness') {
       if (args.length < 2 || args.length > 3) wrong(n, 'is not "witness <name> <vkey> [<url>]"');
       fresh(args[0]!);
-      const witness = key(args[1]!, COSIGNATURE_V1, 'witness');
+      const witness = key(args[1]!, COSIGNATURE_V1, 'a witness');
       if ([...policy.witnesses.values()].some((w) => w.raw.equals(witness.raw))) wrong(n, 'lists a witness key a second time');
       policy.witnesses.set(args[0]!, witness);
     } else if (keyword === 'group') {
@@ -72,8 +74,13 @@ export function parsePolicy(bytes: Buffer, file: string): Policy {
       if (!defined(args[0]!)) wrong(n, `names "${args[0]}", which no earlier line defines`);
       policy.quorum = args[0]!;
       quorumLine = n;
+    } else if (keyword === 'auditor') {
+      if (args.length !== 1) wrong(n, 'is not "auditor <vkey>"');
+      const auditor = key(args[0]!, ED25519_NOTE, 'an auditor');
+      if (policy.auditors.some((a) => a.raw.equals(auditor.raw))) wrong(n, 'lists an auditor key a second time');
+      policy.auditors.push(auditor);
     } else {
-      wrong(n, `starts with "${keyword}", not log, witness, group or quorum`);
+      wrong(n, `starts with "${keyword}", not log, witness, group, quorum or auditor`);
     }
   }
   if (!quorumLine) fail(`the policy ${file} is not a C2SP tlog-policy: it has no quorum line`);

@@ -9,6 +9,7 @@ import { cosignature, makeKey, signCheckpoint } from '../support/verifier.ts';
 const log = makeKey('example.org/log', 0x01);
 const w = Object.fromEntries(['X1', 'X2', 'X3', 'Y1', 'Y2', 'Y3'].map((name) => [name, makeKey(`witness.example/${name.toLowerCase()}`, 0x04)]));
 const policy = (text: string) => parsePolicy(Buffer.from(text), 'policy.txt');
+const auditors = [makeKey('auditor.example/alice', 0x01), makeKey('auditor.example/bob', 0x01)];
 
 /** The example of the text: two levels of groups. */
 const EXAMPLE = `log ${log.vkey} https://example.org/log/
@@ -38,7 +39,18 @@ describe('tlog-policy files', () => {
       'X-and-Y': { k: 2, members: ['X-witnesses', 'Y-witnesses'] },
     });
     expect(parsed.quorum).toBe('X-and-Y');
-    expect(policy('quorum none\n')).toMatchObject({ logs: [], quorum: 'none' });
+    expect(parsed.auditors).toEqual([]);
+    expect(policy('quorum none\n')).toMatchObject({ logs: [], quorum: 'none', auditors: [] });
+  });
+
+  it('reads auditor lines, anywhere in the file: the auditors whose attestations count, no witness among them', () => {
+    const withAuditors = policy(`auditor ${auditors[0]!.vkey}\n${EXAMPLE}\n\tauditor  ${auditors[1]!.vkey}  \n`);
+    expect(withAuditors.auditors.map((k) => [k.name, k.type])).toEqual([['auditor.example/alice', 0x01], ['auditor.example/bob', 0x01]]);
+    expect(withAuditors.auditors.map((k) => k.raw)).toEqual(auditors.map((a) => a.raw));
+    // The witnesses and the quorum are the same as without them.
+    expect([...withAuditors.witnesses.keys()]).toEqual([...policy(EXAMPLE).witnesses.keys()]);
+    expect(quorumMet(withAuditors, new Set(['X1', 'X2', 'Y3']))).toBe(true);
+    expect(quorumMet(withAuditors, new Set(['auditor.example/alice', 'auditor.example/bob']))).toBe(false);
   });
 
   it('decides the quorum as k of n members, down the groups', () => {
@@ -64,7 +76,13 @@ describe('tlog-policy files', () => {
   });
 
   it.each([
-    ['an unknown keyword', `log ${log.vkey}\nwitnes A ${w.X1!.vkey}\nquorum none`, 'line 2 starts with "witnes", not log, witness, group or quorum'],
+    ['an unknown keyword', `log ${log.vkey}\nwitnes A ${w.X1!.vkey}\nquorum none`, 'line 2 starts with "witnes", not log, witness, group, quorum or auditor'],
+    ['an auditor line without a key', `quorum none\nauditor`, 'line 2 is not "auditor <vkey>"'],
+    ['an auditor line with a name and a key', `auditor alice ${auditors[0]!.vkey}\nquorum none`, 'line 1 is not "auditor <vkey>"'],
+    ['an auditor line with a URL', `auditor ${auditors[0]!.vkey} https://auditor.example/\nquorum none`, 'line 1 is not "auditor <vkey>"'],
+    ['a witness key as an auditor\'s', `auditor ${w.X1!.vkey}\nquorum none`, 'line 1 has an auditor key that is not a vkey of type 0x01: its signature type is 0x04, not 0x01'],
+    ['an auditor key whose key ID does not match', `auditor ${auditors[0]!.vkey.replace(/\+[0-9a-f]{8}\+/, '+00000000+')}\nquorum none`, 'line 1 has an auditor key that is not a vkey of type 0x01: its key ID does not match its name and key'],
+    ['an auditor key listed twice', `auditor ${auditors[0]!.vkey}\nquorum none\nauditor ${auditors[0]!.vkey}`, 'line 3 lists an auditor key a second time'],
     ['a name used before it is defined', `group G any A\nwitness A ${w.X1!.vkey}\nquorum G`, 'line 1 names "A", which no earlier line defines as a witness or group'],
     ['a quorum naming a later witness', `quorum A\nwitness A ${w.X1!.vkey}`, 'line 1 names "A", which no earlier line defines'],
     ['two quorum lines', `witness A ${w.X1!.vkey}\nquorum A\nquorum none`, 'line 3 is a second quorum line (the first is line 2)'],
