@@ -298,6 +298,7 @@ describe('the transparency log', () => {
     expect(result.stdout).toContain(`a figure for every night from ${addDays(today, -NIGHTS)} to ${addDays(today, -3)}`);
     expect(result.stdout).toContain(`against checkpoint ${NIGHTS - 2}`);
     expect(result.stdout).toContain(`saved checkpoint ${NIGHTS - 2}`);
+    expect(result.stdout).toContain('  no --policy: the audits published under /log/audits, and whether their auditors count, are not checked\n');
     expect(JSON.parse(readFileSync(state(), 'utf8'))).toMatchObject({ vkey: await vkey(), size: NIGHTS - 2, previous_vkeys: [] });
     // The next run takes the key from the state file, and so does one given the key itself.
     expect((await verify('--state', state())).stdout).toContain(`(from the state file ${state()})`);
@@ -311,6 +312,8 @@ describe('the transparency log', () => {
     expect(result.stdout).toContain(`cosigned by alpha, beta, gamma: the quorum "two-of-three" of the policy ${policy}`);
     expect(result.stdout).toMatch(/ archived checkpoints? read: 1 night witnessed on time, 297 logged late, 0 not yet witnessed with the deadline ahead\n/);
     expect(result.stdout).toContain(`  logged late: ${addDays(today, -NIGHTS)}..${addDays(today, -4)}\n`);
+    // No auditor has attested yet.
+    expect(result.stdout).toMatch(/\n  no audit is published[: ]/);
   }, 60_000);
 
   it('checks a saved receipt offline against the key the state file pinned, and with the site whether its night is still the latest', async () => {

@@ -35,7 +35,13 @@
 //    cosigned by the quorum by midnight UTC of its date plus 4 days, or else logged late; the
 //    site's witnessed_at claims must agree, and --strict fails on a night logged late after the
 //    first one witnessed on time;
-// 8. --receipt checks a saved /log/proof/<date> receipt (https://c2sp.org/tlog-proof) offline with
+// 8. with a policy, every audit attestation the site publishes under /log/audits (a signed note by
+//    an auditor's own Ed25519 key, type 0x01, which its body names) verifies by that key and is of
+//    this log; it counts when the policy lists that key on an `auditor <vkey>` line, and then each
+//    night it names has a commitment to its reward transfers (`transfers`) in its latest entry within
+//    the attestation's checkpoint, and that checkpoint's root is the tree hash of the log's first
+//    entries; one by a key the policy does not list is named and not counted;
+// 9. --receipt checks a saved /log/proof/<date> receipt (https://c2sp.org/tlog-proof) offline with
 //    the pinned key and the policy; with --site, it also says whether its night is still the latest
 //    entry for its date.
 //
@@ -58,7 +64,7 @@ import { readState } from './state.ts';
 const USAGE = `Usage: node ${basename(process.argv[1] ?? 'verify.mjs')} [--site URL] [--state FILE] [--policy FILE] [--vkey VKEY] [--receipt FILE] [--strict]
   --site URL      the site to check, scheme and host only (default ${DEFAULT_SITE})
   --state FILE    the log's key and the last checkpoint seen: a later run checks the log is consistent with it, then saves the newest
-  --policy FILE   a C2SP tlog-policy (https://c2sp.org/tlog-policy): the log's key, its witnesses and the quorum that must cosign
+  --policy FILE   a C2SP tlog-policy (https://c2sp.org/tlog-policy): the log's key, its witnesses and the quorum that must cosign, and the auditors whose attestations count
   --vkey VKEY     the log's note verifier key (https://c2sp.org/signed-note), pinned
   --receipt FILE  check a saved /log/proof/<date> receipt offline (with --site, also whether its night is still the latest for its date)
   --strict        fail on any night logged late after the first night witnessed on time

@@ -49,7 +49,7 @@ interface NoteSignature { name: string; id: Buffer; bytes: Buffer }
 export interface Note { text: string; signatures: NoteSignature[] }
 
 /** signed-note: UTF-8 text ending in a newline, a blank line, then lines "— <key name> base64(key ID || signature)". */
-function parseNote(note: string, what: string): Note {
+export function parseNote(note: string, what: string): Note {
   const notNote = (): never => fail(`${what} is not a signed note (https://c2sp.org/signed-note)`);
   if (/[\u0000-\u0009\u000b-\u001f]/.test(note)) notNote();
   const split = note.lastIndexOf('\n\n');
@@ -65,12 +65,12 @@ function parseNote(note: string, what: string): Note {
   return { text: note.slice(0, split + 1), signatures };
 }
 
-/** signed-note: a signature by a known key (same name and key ID) must verify; true when one did. */
-export function signedBy(note: Note, key: NoteKey, what: string): boolean {
+/** signed-note: a signature by a known key (same name and key ID) must verify; true when one did. `role` names the key in a failure. */
+export function signedBy(note: Note, key: NoteKey, what: string, role = 'the log key'): boolean {
   let signed = false;
   for (const s of note.signatures) {
     if (s.name !== key.name || !s.id.equals(key.id)) continue;
-    if (s.bytes.length !== 64 || !verifyEd25519(null, Buffer.from(note.text, 'utf8'), key.key, s.bytes)) fail(`${what}'s signature by the log key ${vkeyOf(key)} does not verify`);
+    if (s.bytes.length !== 64 || !verifyEd25519(null, Buffer.from(note.text, 'utf8'), key.key, s.bytes)) fail(`${what}'s signature by ${role} ${vkeyOf(key)} does not verify`);
     signed = true;
   }
   return signed;

@@ -1,5 +1,6 @@
 // The run against a site: its key directory, its log read whole and checked against the pinned key,
-// the state file and the policy, and its signed answers against the log.
+// the state file and the policy, its signed answers against the log, and the audits published for it.
+import { checkAudits } from './audits.ts';
 import { answerCheckpoint, checkNights, checkStats, gaps, ranges } from './completeness.ts';
 import { isoSeconds, isRecord, parseJson, plural } from './encoding.ts';
 import { DATE, latestByDate, readEntries } from './entries.ts';
@@ -121,6 +122,13 @@ export async function checkSite(o: Options, pinned: Trust | undefined, policy: P
         const keys = [...trust.keys, ...trust.previous, ...(moved ? [moved] : [])];
         const lines = await failures.check(() => checkWitnessing(site, log, listing.sizes, keys, policy, { entries, nights, strict: o.strict }));
         if (lines) out.push(...lines);
+      }
+      // The audits: each attestation published for the log, counted when the policy lists its auditor.
+      if (policy && !demo) {
+        const lines = await failures.check(() => checkAudits(site, prefix, policy, { origin: checkpoint.origin, entries: log.entries, levels: log.levels }));
+        if (lines) out.push(...lines);
+      } else {
+        out.push(demo ? '  the demo log is not audited' : '  no --policy: the audits published under /log/audits, and whether their auditors count, are not checked');
       }
       failures.end();
 
