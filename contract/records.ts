@@ -44,6 +44,16 @@ export const LogHeadSchema = z.object({
 }).describe('The transparency log state a record was computed against: its latest signed checkpoint. Every signed answer names it in its Log-Checkpoint field.').register(contract, { id: 'LogCheckpoint' });
 export type LogHead = z.infer<typeof LogHeadSchema>;
 
+export const AuditSchema = z.object({
+  date: date.describe('The day the auditor checked (UTC), as its signed attestation states.'),
+  auditor: z.string().describe("The auditor's key name: the name on its attestation's signature line (https://c2sp.org/signed-note)."),
+  nights_checked: z.int().min(1).describe("How many nights the auditor drew at random from the log and checked against the chain: each night's log entry carries a commitment to that night's reward transfers (`transfers`), which the auditor opened and compared with the transfers on the chain."),
+  nights_matched: count.describe('How many of those nights matched: the transfers committed to are on the chain as committed. Fewer than nights_checked means a night did not match.'),
+  checkpoint_size: z.int().min(1).describe("The tree size of the log's signed checkpoint the auditor checked the nights against."),
+  published_at: timestamp.describe('When the attestation was published here (ISO 8601 UTC).'),
+}).describe("The latest independent audit: an auditor's signed attestation that it checked a few random nights' reward transfers against the chain. It covers those nights only, not the figures as a whole. Every attestation, signed, is at {base_url}/log/audits.").register(contract, { id: 'Audit' });
+export type Audit = z.infer<typeof AuditSchema>;
+
 const logCheckpoint = LogHeadSchema.nullable().describe('The transparency log state this record was computed against (its latest signed checkpoint); null before the log has one.');
 
 export const StatsRecordSchema = z.looseObject({
@@ -63,6 +73,7 @@ export const StatsRecordSchema = z.looseObject({
   data_source: z.enum(['polymarket', 'import', 'demo']).nullable()
     .describe('Where the figures come from; "demo" means demo data, not the real account; null before any data.'),
   log_checkpoint: logCheckpoint,
+  audit: AuditSchema.nullable().describe('The latest published audit attestation (the latest by published_at); null until one is published.'),
 }).describe('The stats record (abridged: further top-level fields may appear). "No data" is null, never a made-up zero, except today\'s accrual and breadth, which are 0 when there is nothing for today.').register(contract, { id: 'StatsRecord' });
 export type StatsRecord = z.infer<typeof StatsRecordSchema>;
 
@@ -99,13 +110,24 @@ export const LogCheckpointSchema = z.object({
   cosignatures: z.array(CosignatureLine).describe("Each witness's earliest cosignature of it, by witness name."),
 }).describe('One signed checkpoint of the log.');
 
+export const PublishedAuditSchema = z.object({
+  note: z.string().describe("The attestation as its auditor signed it, verbatim: a signed note (https://c2sp.org/signed-note) whose body names the log's origin, the checkpoint checked against (its size and root), the chain, the nights checked, how many matched, the day and the auditor's verifier key, followed by the auditor's signature line."),
+  published_at: timestamp.describe('When it was published here (ISO 8601 UTC).'),
+}).describe('One published audit attestation.').register(contract, { id: 'PublishedAudit' });
+
+/** What {base_url}/log/audits serves. */
+export const AuditsRecordSchema = z.object({
+  audits: z.array(PublishedAuditSchema).describe('Every published attestation, oldest first; empty until one is published.'),
+}).describe("Every independent audit attestation published for the log, verbatim: each is a signed note an auditor's Ed25519 key signed, stating which random nights it checked against the chain and how many matched.").register(contract, { id: 'AuditsRecord' });
+export type AuditsRecord = z.infer<typeof AuditsRecordSchema>;
+
 export const LogRecordSchema = z.looseObject({
   updated_at: timestamp.nullable().describe('When the log last changed: a checkpoint signed, a cosignature received or a witnessing round (ISO 8601 UTC); null while the log is empty.'),
   demo: z.boolean().nullable().describe('true while the log holds demo nights (a log of its own, removed when real data arrive); null before any data.'),
   vkey: z.string().nullable().describe("The note verifier key that signed the latest checkpoint (https://c2sp.org/signed-note#verifier-keys); null before any."),
   log_checkpoint: logCheckpoint,
   policy: z.string().nullable().describe("The witness policy the log is cosigned under (https://c2sp.org/tlog-policy); null: the log is not witnessed."),
-  entries: z.array(z.string()).describe('Every entry the latest checkpoint covers, in log order: the RFC 8785 canonical JSON of a final night (date, usd, trading_cost_usd, at_stake_usd, updated_at, and supersedes: the index of the entry it corrects, or null).'),
+  entries: z.array(z.string()).describe('Every entry the latest checkpoint covers, in log order, each RFC 8785 canonical JSON: a final night (date, usd, trading_cost_usd, at_stake_usd, updated_at, supersedes: the index of the entry it corrects, or null, and, when the night has one, transfers: a commitment to its reward transfers, base64), or a wallet commitment (kind "wallet", wallet: the commitment, base64, and replaces: the index of the wallet entry it follows, or null).'),
   checkpoints: z.array(LogCheckpointSchema).describe('Every checkpoint ever signed, smallest first.'),
   cosignatures: z.array(CosignatureLine).describe("Each witness's latest cosignature of the latest checkpoint."),
   witnessing: z.object({
@@ -117,6 +139,7 @@ export const LogRecordSchema = z.looseObject({
   }).nullable().describe('The latest round of asking the witnesses; null before any.'),
   halted: z.object({ at: timestamp, reason: z.string() }).nullable()
     .describe('Why the log stopped growing (its new tree did not extend what was signed, or a witness saw a larger tree); null while it grows.'),
+  audits: z.array(PublishedAuditSchema).describe('Every published audit attestation, oldest first.'),
 }).describe("The transparency log: its entries (the leaves of the Merkle tree served as tiles at {base_url}/log/), its signed checkpoints and the witnesses' cosignatures.").register(contract, { id: 'LogRecord' });
 export type LogRecord = z.infer<typeof LogRecordSchema>;
 

@@ -62,7 +62,12 @@ const RECORD_STALE_MS = 30_000;
 
 export function createFigures(cfg: EdgeConfig, upstream: Upstream, logs: LogReader): Figures {
   const stale = { staleMs: RECORD_STALE_MS };
-  const stats = new SingleFlight(async () => prepare(publishStats(await upstream.stats(), cfg)), cfg.statsTtlMs, stale);
+  const stats = new SingleFlight(async () => {
+    const record = await upstream.stats();
+    // No answer names an audit before the log's holder serves it at /log/audits.
+    if (record.audit) await logs.ensureAudit(record.audit.published_at);
+    return prepare(publishStats(record, cfg));
+  }, cfg.statsTtlMs, stale);
   const health = new SingleFlight(async () => {
     const { record, apiHostReachable } = await upstream.health();
     return prepare<PublishedHealth>({ ...record, api_host_reachable: apiHostReachable });

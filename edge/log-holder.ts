@@ -6,11 +6,13 @@
 // that serve them parse and check it.
 //
 // It reads the log anew when the log's state in landing_health changes (checked at most once a
-// second, when asked), and whenever an answer is about to name a checkpoint it does not hold yet,
-// so a checkpoint named anywhere is always one it serves. A log never goes back: a read that gives
-// an older checkpoint of the same origin (a standby that has not replayed it yet) is dropped. The
-// demo log, once replaced by the real one, is kept as last read, so that a checkpoint an answer
-// named while the figures were demo data is still served.
+// second, when asked), and whenever an answer is about to name a checkpoint or an audit attestation
+// it does not hold yet (the stats record names the latest audit, which landing_health does not), so
+// a checkpoint or an audit named anywhere is always one it serves. A log never goes back: a read
+// that gives an older checkpoint of the same origin, or the same one with fewer attestations (a
+// standby that has not replayed them yet), is dropped. The demo log, once replaced by the real one,
+// is kept as last read, so that a checkpoint an answer named while the figures were demo data is
+// still served.
 import { NextLoad } from './cache.ts';
 
 /** Which log: the real one, or the demo data's. */
@@ -21,6 +23,8 @@ export interface HeldLog {
   version: string;
   origin: string;
   size: number;
+  /** When its latest audit attestation was published (ms since the epoch); -Infinity before any. */
+  auditedAt: number;
   body: string;
 }
 
@@ -40,6 +44,12 @@ export interface LogSource {
    * such reads happen at most once a second. If the read still lacks it, returns all the same.
    */
   ensure(origin: string, size: number, asked?: boolean): Promise<void>;
+  /**
+   * Returns once a log is held with an audit attestation published at `publishedAt` (ISO 8601) or
+   * later, reading the log anew if needed (an answer about to name that audit: the stats record's
+   * `audit`). If the read still lacks it, returns all the same.
+   */
+  ensureAudit(publishedAt: string): Promise<void>;
 }
 
 /** How often at most the database is asked whether the log has moved. */
@@ -48,7 +58,7 @@ const CHECK_MS = 1000;
 const ASKED_READ_MS = 1000;
 
 /** What landing_log gives that the holder reads: the rest is the serving processes' to check. */
-interface LogFields { demo?: boolean | null; log_checkpoint?: { origin?: unknown; size?: unknown } | null }
+interface LogFields { demo?: boolean | null; log_checkpoint?: { origin?: unknown; size?: unknown } | null; audits?: { published_at?: unknown }[] }
 
 export interface LogReads {
   /** The landing_log record's JSON text. */
@@ -121,6 +131,16 @@ export class LogHolder implements LogSource {
     }
   }
 
+  async ensureAudit(publishedAt: string): Promise<void> {
+    const at = Date.parse(publishedAt);
+    if (Object.values(this.#logs).some((held) => held.auditedAt >= at)) return;
+    try {
+      await this.#reading.get();
+    } catch (error) {
+      console.error(`edge: the log could not be read: ${(error as Error).message}`);
+    }
+  }
+
   #holds(origin: string, size: number): boolean {
     return Object.values(this.#logs).some((held) => held.origin === origin && held.size >= size);
   }
@@ -139,11 +159,13 @@ export class LogHolder implements LogSource {
     const head = fields.log_checkpoint;
     const origin = typeof head?.origin === 'string' ? head.origin : '';
     const size = typeof head?.size === 'number' ? head.size : 0;
+    const auditedAt = Math.max(-Infinity, ...(fields.audits ?? []).map((a) => (typeof a.published_at === 'string' ? Date.parse(a.published_at) : -Infinity)));
     const held = this.#logs[kind];
     this.#inUse = kind;
-    // The newer view stays: a read of the same log at an older checkpoint says nothing new.
-    if (held && held.origin === origin && held.size > size) return;
+    // The newer view stays: a read of the same log at an older checkpoint, or at the same one before
+    // an attestation the view holds, says nothing new.
+    if (held && held.origin === origin && (held.size > size || (held.size === size && held.auditedAt > auditedAt))) return;
     if (held?.body === body) return;
-    this.#logs[kind] = { version: `${kind}:${++this.#reads}`, origin, size, body };
+    this.#logs[kind] = { version: `${kind}:${++this.#reads}`, origin, size, auditedAt, body };
   }
 }

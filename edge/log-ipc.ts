@@ -8,7 +8,7 @@ const CHANNEL = 'edge-log-holder';
 /** Versions a worker keeps the text of: the real and the demo log, and one older of each. */
 const KEPT_VERSIONS = 4;
 
-type Ask = { ask: 'snapshot'; have: string[] } | { ask: 'ensure'; origin: string; size: number; asked: boolean };
+type Ask = { ask: 'snapshot'; have: string[] } | { ask: 'ensure'; origin: string; size: number; asked: boolean } | { ask: 'ensureAudit'; publishedAt: string };
 type Question = Ask & { channel: typeof CHANNEL; id: number };
 
 type Reply = { channel: typeof CHANNEL; id: number; snapshot?: { inUse: LogKind; logs: Partial<Record<LogKind, Omit<HeldLog, 'body'> & { body?: string }>> }; error?: string };
@@ -24,6 +24,8 @@ export function serveLogHolder(holder: LogSource): void {
     };
     const answered = message.ask === 'ensure'
       ? holder.ensure(message.origin, message.size, message.asked).then(() => reply({}))
+      : message.ask === 'ensureAudit'
+      ? holder.ensureAudit(message.publishedAt).then(() => reply({}))
       : holder.snapshot().then(({ inUse, logs }) => {
         const have = new Set(message.have);
         const sent: NonNullable<Reply['snapshot']>['logs'] = {};
@@ -77,6 +79,9 @@ export function logSourceFromPrimary(): LogSource {
     },
     async ensure(origin, size, asked = false) {
       await ask({ ask: 'ensure', origin, size, asked });
+    },
+    async ensureAudit(publishedAt) {
+      await ask({ ask: 'ensureAudit', publishedAt });
     },
   };
 }

@@ -17,6 +17,7 @@ export interface LogReader {
   /** The log in use; throws UpstreamError while it cannot be read. */
   inUse(): Promise<Prepared<LogRecord>>;
   ensure: LogSource['ensure'];
+  ensureAudit: LogSource['ensureAudit'];
 }
 
 export function createLogReader(source: LogSource): LogReader {
@@ -52,5 +53,6 @@ export function createLogReader(source: LogSource): LogReader {
       return log;
     },
     ensure: (origin, size, asked) => source.ensure(origin, size, asked),
+    ensureAudit: (publishedAt) => source.ensureAudit(publishedAt),
   };
 }

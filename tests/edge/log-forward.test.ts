@@ -65,4 +65,25 @@ describe("the node's one holder of the log", () => {
     expect(reads()).toBe(4);
     expect((await held()).real).toBe(13);
   });
+
+  it('reads the log for an audit attestation an answer is about to name, and keeps a view with more attestations over a read of the same checkpoint with fewer', async () => {
+    const base = await fixedLog();
+    const audit = (at: string) => ({ note: `attestation published ${at}\n\n\u2014 auditor.example c2lnbmF0dXJl\n`, published_at: at });
+    const first = { ...base, audits: [audit('2025-03-20T07:00:00Z')] };
+    const second = { ...base, audits: [...first.audits, audit('2025-03-21T07:00:00Z')] };
+    const { holder, reads, tick } = holderOver([first, second, first], true);
+    const audits = async () => (JSON.parse((await holder.snapshot()).logs.real!.body) as LogRecord).audits.length;
+    expect(await audits()).toBe(1);
+    // Held: no read.
+    await holder.ensureAudit('2025-03-20T07:00:00Z');
+    expect(reads()).toBe(1);
+    // A later one: read at once.
+    await holder.ensureAudit('2025-03-21T07:00:00Z');
+    expect(reads()).toBe(2);
+    expect(await audits()).toBe(2);
+    // A standby behind: the same checkpoint with fewer attestations is dropped.
+    tick(1000);
+    expect(await audits()).toBe(2);
+    expect(reads()).toBe(3);
+  });
 });

@@ -8,6 +8,7 @@ import {
   LogRecordSchema,
   StatsRecordSchema,
   type HealthRecord,
+  type Audit,
   type HistoryRecord,
   type LogRecord,
   type StatsRecord,
@@ -41,6 +42,8 @@ export interface FixtureVariant {
    * four days older were logged late; the last final night still awaits them.
    */
   witnessed?: boolean;
+  /** The audit attestations the log has published, oldest first (none by default). */
+  audits?: LogRecord['audits'];
 }
 
 export const FIXED_WITNESSES = ['alice.example/witness', 'bob.example/witness'] as const;
@@ -79,8 +82,8 @@ export function fixedHistory(source: 'polymarket' | 'demo' = 'polymarket', { gap
   return HistoryRecordSchema.parse({ updated_at: FIXED_UPDATED_AT, since_date: dateOf(0), data_source: source, nights, log_checkpoint: FIXED_LOG_HEAD });
 }
 
-/** The stats record of the same nights, as landing_stats returns it. */
-export function fixedStats(source: 'polymarket' | 'demo' = 'polymarket'): StatsRecord {
+/** The stats record of the same nights, as landing_stats returns it; `audit`: the latest audit it names (none by default). */
+export function fixedStats(source: 'polymarket' | 'demo' = 'polymarket', audit: Audit | null = null): StatsRecord {
   const nights = fixedHistory(source).nights;
   const last = nights.at(-1)!;
   const usds = nights.map((n) => n.usd);
@@ -110,6 +113,7 @@ export function fixedStats(source: 'polymarket' | 'demo' = 'polymarket'): StatsR
     },
     data_source: source,
     log_checkpoint: FIXED_LOG_HEAD,
+    audit,
   });
 }
 
@@ -141,7 +145,7 @@ export async function fixedLog(siteUrl = 'https://stats.example.org', variant: F
     return LogRecordSchema.parse({
       updated_at: latest.signed.signed_at, demo: false, vkey, policy: null, entries, log_checkpoint: head,
       checkpoints: [{ ...latest.signed, quorum_at: null, cosignatures: [] }],
-      cosignatures: [], witnessing: null, halted: null,
+      cosignatures: [], witnessing: null, halted: null, audits: variant.audits ?? [],
     });
   }
   const witnesses = await Promise.all(FIXED_WITNESSES.map(async (name) => ({ name, short: name.split('.')[0]!, key: await newKey(name) })));
@@ -168,8 +172,40 @@ export async function fixedLog(siteUrl = 'https://stats.example.org', variant: F
     cosignatures: latestLines,
     witnessing: { at: roundAt, size: tree.size, witnesses: witnesses.length, cosigned: [witnesses[0]!.name], quorum_met: false },
     halted: null,
+    audits: variant.audits ?? [],
   });
 }
+
+export interface AttestationFacts {
+  /** The log's origin, and the signed checkpoint checked against. */
+  origin: string;
+  size: number;
+  root: string;
+  nights: string[];
+  matched: number;
+  /** The day audited (YYYY-MM-DD). */
+  date: string;
+  /** The auditor's key name. */
+  auditor: string;
+}
+
+/**
+ * An audit attestation as an auditor signs it with a key made for the test: a signed note
+ * (https://c2sp.org/signed-note) whose body states what was checked, then its signature line.
+ */
+export async function signedAttestation(a: AttestationFacts): Promise<string> {
+  const key = await newKey(a.auditor);
+  const body = [
+    'public-stats audit attestation v1', `origin ${a.origin}`, `checkpoint ${a.size} ${a.root}`, 'chain 137',
+    `nights ${a.nights.join(',')}`, `matched ${a.matched}`, `date ${a.date}`, `auditor ${await noteVerifierKey(a.auditor, key.publicKey)}`, '',
+  ].join('\n');
+  return signNote(body, a.auditor, key.privateKey, key.publicKey);
+}
+
+/** What the stats record says of an attestation published at `publishedAt`. */
+export const auditOf = (a: AttestationFacts, publishedAt: string): Audit => ({
+  date: a.date, auditor: a.auditor, nights_checked: a.nights.length, nights_matched: a.matched, checkpoint_size: a.size, published_at: publishedAt,
+});
 
 /** An "ok" health record checked at `checkedAt`. */
 export function fixedHealth(checkedAt = '2025-03-20T06:01:00Z'): HealthRecord {
