@@ -66,6 +66,8 @@ export const SITE_PATHS = {
   LOG_TILES: '/log/tile/',
   LOG_PROOF: '/log/proof/',
   LOG_VERIFIER: '/log/verify.mjs',
+  // Every independent audit attestation published for the log, verbatim.
+  LOG_AUDITS: '/log/audits',
 } as const;
 
 /** Paths on the API host {api_url}. */

@@ -16,8 +16,9 @@ import { etagMatches, jsonError, strongEtag } from './http.ts';
 import { JSON_TYPE, unavailable } from './routing.ts';
 import { esc } from './page/escape.ts';
 import { logOrigin, logPrefix, SITE_PATHS } from '../contract/paths.ts';
-import type { HistoryRecord, LogRecord } from '../contract/records.ts';
+import type { AuditsRecord, HistoryRecord, LogRecord } from '../contract/records.ts';
 import { allGaps, GAPS_ANCHOR, logSentences, logSummary, signerOf } from '../contract/texts/witnessing.ts';
+import { auditsListed } from '../contract/texts/audit.ts';
 import { partHtml } from './page/html.ts';
 import { logInUse, SERVICE_NAME, verification } from '../contract/texts/rules.ts';
 import { base64 } from '../contract/log-key.ts';
@@ -59,10 +60,16 @@ export interface PublishedLog {
   listing: string;
   /** Each date's latest entry. */
   latest: Map<string, number>;
+  /** Every published audit attestation of the log, as served, and its strong validator. */
+  audits: string;
+  auditsEtag: string;
   record: LogRecord;
 }
 
 const withLines = (note: string, lines: readonly string[]) => note + lines.map((line) => `${line}\n`).join('');
+
+/** The audits as served: each attestation verbatim, with when it was published. */
+const auditsBody = (audits: LogRecord['audits']): string => `${JSON.stringify({ audits: audits.map(({ note, published_at }) => ({ note, published_at })) } satisfies AuditsRecord)}\n`;
 
 /** The log as served, or undefined while nothing is signed. Throws when the entries do not give the checkpoint's root. */
 export async function publishLog(record: LogRecord, siteUrl: string, now = Date.now()): Promise<PublishedLog | undefined> {
@@ -75,7 +82,11 @@ export async function publishLog(record: LogRecord, siteUrl: string, now = Date.
   const tree = await buildTree(entries);
   if (tree.size !== last.size || base64(await tree.root()) !== last.root) throw new Error(`the log's ${tree.size} entries do not give the root of its checkpoint of ${last.size}`);
   const latest = new Map<string, number>();
-  record.entries.forEach((entry, index) => latest.set((JSON.parse(entry) as { date: string }).date, index));
+  // Nights only: a wallet commitment's entry names no date.
+  record.entries.forEach((entry, index) => {
+    const { date } = JSON.parse(entry) as { date?: unknown };
+    if (typeof date === 'string') latest.set(date, index);
+  });
   const demo = record.demo === true;
   const origin = last.note.slice(0, last.note.indexOf('\n'));
   const checkpoint = withLines(last.note, record.cosignatures);
@@ -93,7 +104,8 @@ export async function publishLog(record: LogRecord, siteUrl: string, now = Date.
       size: c.size, root: c.root, signed_at: c.signed_at, quorum_at: c.quorum_at, witnesses: c.cosignatures.map(signerOf), url: `${prefix}checkpoint/${c.size}`,
     })),
   })}\n`;
-  return { origin, demo, entries, tree, checkpoint, checkpointEtag: await strongEtag(checkpoint), verifierKey: record.vkey ?? '', policy: record.policy, archive, listing, latest, record };
+  const audits = auditsBody(record.audits);
+  return { origin, demo, entries, tree, checkpoint, checkpointEtag: await strongEtag(checkpoint), verifierKey: record.vkey ?? '', policy: record.policy, archive, listing, latest, audits, auditsEtag: await strongEtag(audits), record };
 }
 
 /** The dates between the first and the last night the log holds for which it holds nothing. */
@@ -128,6 +140,7 @@ ${gaps ? `<h2 id="${GAPS_ANCHOR}">Dates with no figure</h2>\n<p>${esc(gaps)}</p>
 <dt>Checkpoint</dt><dd><a href="${esc(site + prefix)}checkpoint">${esc(site + prefix)}checkpoint</a>; every one ever signed: <a href="${esc(site + prefix)}checkpoint/">${esc(site + prefix)}checkpoint/</a></dd>
 <dt>Tiles</dt><dd><code>${esc(prefix)}tile/&lt;L&gt;/&lt;N&gt;[.p/&lt;W&gt;]</code> and <code>${esc(prefix)}tile/entries/&lt;N&gt;[.p/&lt;W&gt;]</code> (height 8)</dd>
 ${policy}<dt>Receipts</dt><dd><a href="${esc(site + prefix)}proof/">${esc(site + prefix)}proof/</a> lists them; one night's is <code>${esc(prefix)}proof/&lt;YYYY-MM-DD&gt;</code></dd>
+<dt>Audits</dt><dd><a href="${esc(site + prefix)}audits">${esc(site + prefix)}audits</a>: ${esc(auditsListed(log.record.audits.length))}</dd>
 </dl>
 <p>${esc(say.signed)}</p>
 <p>${esc(say.check)} <a href="${esc(site + SITE_PATHS.LOG_VERIFIER)}">Download the verifier</a>.</p>
@@ -293,8 +306,23 @@ export function createLogApp(cfg: EdgeConfig, reader: LogReader, figures: Figure
       const receipt = formatReceipt(log.entries[index]!, index, await log.tree.inclusionProof(index), log.checkpoint);
       return new Response(receipt, { headers: { 'content-type': TEXT_TYPE, 'cache-control': SHORT_CACHE_CONTROL, 'content-disposition': `inline; filename="${date}.tlog-proof"` } });
     });
+
+    // Every audit attestation published for the log, verbatim, oldest first.
+    app.get(at('audits'), async (c) => {
+      const now = await current();
+      // No checkpoint signed yet: nothing an auditor could have checked, but the list is answered all the same.
+      if (now !== 'down' && !Object.values(now.logs).some(Boolean)) {
+        const record = await reader.inUse().then((log) => log.value, () => undefined);
+        return new Response(auditsBody(record?.audits ?? []), { headers: { 'content-type': JSON_TYPE, 'cache-control': NOT_YET['cache-control'] } });
+      }
+      const log = await served(c);
+      if (log instanceof Response) return log;
+      const headers = { 'content-type': JSON_TYPE, 'cache-control': SHORT_CACHE_CONTROL, etag: log.auditsEtag };
+      if (etagMatches(c.req.header('if-none-match'), log.auditsEtag)) return new Response(null, { status: 304, headers });
+      return new Response(log.audits, { headers });
+    });
   }
 
-  app.all('*', (c: Context) => (c.req.method === 'GET' || c.req.method === 'HEAD' ? notHere('this log serves checkpoint, checkpoint/<size>, policy, tile/… and proof/<date>') : jsonError(405, 'Method not allowed: use GET, HEAD, OPTIONS.', { allow: 'GET, HEAD, OPTIONS' })));
+  app.all('*', (c: Context) => (c.req.method === 'GET' || c.req.method === 'HEAD' ? notHere('this log serves checkpoint, checkpoint/<size>, policy, tile/…, proof/<date> and audits') : jsonError(405, 'Method not allowed: use GET, HEAD, OPTIONS.', { allow: 'GET, HEAD, OPTIONS' })));
   return app;
 }
