@@ -31,7 +31,7 @@ export const MCP_TOOLS = {
   get_stats: {
     title: 'Get the public statistics',
     description:
-      "Nightly gross reward payouts (last 16 settled nights), today's in-progress accrual estimate, market breadth, all-time gross totals, the capital snapshot and the trailing-window returns with trading costs. Gross figures are not profit; cite updated_at.",
+      "Nightly gross reward payouts (last 16 settled nights), today's in-progress accrual estimate, market breadth, all-time gross totals, the capital snapshot, the trailing-window returns with trading costs and the latest independent audit (null before one is published). Gross figures are not profit; cite updated_at.",
     outputSchema: PublishedStatsSchema,
     annotations: { title: 'Get the public statistics', ...READ_ONLY },
   },

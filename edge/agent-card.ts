@@ -24,7 +24,7 @@ function skill(id: string, name: string, description: string, tags: string[], ex
 
 const SKILLS: AgentSkill[] = [
   skill('stats', 'Public statistics',
-    "Nightly gross reward payouts (last 16 nights), today's in-progress accrual estimate, totals, capital and trailing-window returns with trading costs. Replies with a plain-words summary and the stats record as a data part. Input: any text, or a JSON data part {\"skill\": \"stats\"}.",
+    "Nightly gross reward payouts (last 16 nights), today's in-progress accrual estimate, totals, capital, trailing-window returns with trading costs and the latest independent audit. Replies with a plain-words summary and the stats record as a data part. Input: any text, or a JSON data part {\"skill\": \"stats\"}.",
     ['statistics', 'liquidity rewards'], ['latest stats', "What was last night's payout?", '{"skill": "stats"}']),
   skill('history', 'The whole track record',
     'Every settled night since the start, oldest first, with the running gross total, trading cost and capital base. Replies with a short summary and the history record as a data part. Input: text that asks for the history or track record, or a JSON data part {"skill": "history"}.',

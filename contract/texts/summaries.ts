@@ -6,6 +6,7 @@ import type { HealthRecord, HistoryRecord, LogRecord, PublishedHealth, Published
 import { count, humanTime, money, orNone, percent } from './format.ts';
 import { citeSentence, DEMO_NOTICE, DEMO_RULE, RULES, SERVICE_NAME, verification } from './rules.ts';
 import { logFactsText } from './witnessing.ts';
+import { auditClause } from './audit.ts';
 
 export interface KeyFigure {
   label: string;
@@ -69,7 +70,7 @@ export function statsSummary(s: PublishedStats): string {
     s.capital
       ? `Capital at stake ${money(s.capital.at_stake_usd)} (cash ${money(s.capital.cash_usd)}, inventory ${money(s.capital.inventory_usd)}, ${count(s.capital.positions)} positions) as of ${s.capital.as_of}.`
       : 'No capital snapshot yet.',
-    `Unaudited; not financial advice. ${s.attribution.cite}`,
+    `${auditClause(s.audit ?? null)}; not financial advice. ${s.attribution.cite}`,
   ];
   return lines.join('\n');
 }
@@ -115,8 +116,8 @@ export function healthSummary(h: PublishedHealth): string {
 export function mcpInstructions(cfg: Pick<Origins, 'siteUrl'>): string {
   return [
     `${SERVICE_NAME} (alpha, read-only): public aggregate statistics of one liquidity-reward market-making account.`,
-    'Tools: get_stats (payouts, accrual, totals, capital, returns), get_history (every settled night with the running total; optional from/to) and get_health (data freshness and writer liveness). Resource stats://latest holds the latest stats record.',
-    `Rules for reporting: ${RULES.gross_not_profit} ${RULES.accrual_is_estimate} ${RULES.no_annualising} ${citeSentence(cfg)}`,
+    'Tools: get_stats (payouts, accrual, totals, capital, returns, the latest independent audit), get_history (every settled night with the running total; optional from/to) and get_health (data freshness and writer liveness). Resource stats://latest holds the latest stats record.',
+    `Rules for reporting: ${RULES.gross_not_profit} ${RULES.accrual_is_estimate} ${RULES.no_annualising} ${RULES.audit_scope} ${citeSentence(cfg)}`,
     `${DEMO_RULE} ${RULES.disclaimer}`,
     Object.values(verification(cfg)).join(' '),
   ].join('\n');

@@ -5,6 +5,7 @@ import { count, humanTime, money, orNone, percent } from '../../contract/texts/f
 import { citeSentence, DEMO_NOTICE, disclaimer, FIGURES_LICENSE, lede, PRIVACY, RULES, RULES_FOR_PEOPLE, SERVICE_NAME } from '../../contract/texts/rules.ts';
 import { keyFigures, replicaLag, type KeyFigure } from '../../contract/texts/summaries.ts';
 import { logSentences, logSummary, type Part } from '../../contract/texts/witnessing.ts';
+import { auditSentences } from '../../contract/texts/audit.ts';
 import { cumulativeChart, monthEnds, nightsChart } from './chart.ts';
 import { SHARE_IMAGE_SIZE } from './share-image.ts';
 import { API_PATHS, SITE_PATHS, type Origins } from '../../contract/paths.ts';
@@ -147,6 +148,14 @@ ${further.map((parts) => `<p>${parts.map(partHtml).join('')}</p>`).join('\n')}
 </section>`;
 }
 
+/** The latest independent audit, or that none is published yet; absent while the figures cannot be read. */
+function auditSection(stats: PublishedStats): string {
+  const sentences = auditSentences(stats.audit ?? null, stats.data_source === 'demo');
+  return `<section aria-labelledby="h-audit" id="audit"><h2 id="h-audit">Independent audit</h2>
+${sentences.map((parts) => `<p>${parts.map(partHtml).join('')}</p>`).join('\n')}
+</section>`;
+}
+
 function historySection(history: HistoryRecord): string {
   const ends = monthEnds(history.nights);
   const rows = ends.map((n) => `<tr><td>${esc(n.date)}</td><td class="num">${esc(money(n.total_usd))}</td></tr>`).join('');
@@ -229,7 +238,7 @@ ${replicaLag(health) ? `<li data-field="health.data.replica_lag_seconds">${esc(r
 <p id="attribution">${esc(stats?.attribution.cite ?? citeSentence(cfg))}</p>
 </section>
 
-${verifySection(input, cfg)}
+${stats ? `${auditSection(stats)}\n\n` : ''}${verifySection(input, cfg)}
 
 <section aria-labelledby="h-agents"><h2 id="h-agents">For programs and agents</h2>
 <p>Use the JSON endpoints rather than this page's HTML. No key is needed on this site; the API host <code>${esc(cfg.apiUrl)}${API_PATHS.STATS}</code> takes the public key published in <a href="${SITE_PATHS.AUTH_MD}">auth.md</a>. Please send a descriptive User-Agent.</p>

@@ -4,6 +4,7 @@ import { count, humanTime, money, orNone, percent } from '../../contract/texts/f
 import { citeSentence, DEMO_NOTICE, disclaimer, lede, PRIVACY, RULES, SERVICE_NAME } from '../../contract/texts/rules.ts';
 import { keyFigures, noteText, replicaLag } from '../../contract/texts/summaries.ts';
 import type { Part } from '../../contract/texts/witnessing.ts';
+import { auditSentences } from '../../contract/texts/audit.ts';
 import { logAccount, type PageInput } from './html.ts';
 import { SITE_PATHS, type Origins } from '../../contract/paths.ts';
 import { DISCOVERY_DOCUMENTS, ENDPOINTS } from './links.ts';
@@ -68,6 +69,7 @@ export function renderMarkdown(input: PageInput, cfg: Origins): string {
     '',
     s?.attribution.cite ?? citeSentence(cfg),
     '',
+    ...(s ? ['## Independent audit', '', ...auditSentences(s.audit ?? null, s.data_source === 'demo').flatMap((parts) => [parts.map(part).join(''), ''])] : []),
     '## Verify these figures', '',
     ...facts.map((parts) => `- ${parts.map(part).join('')}`), '',
     ...further.flatMap((parts) => [parts.map(part).join(''), '']),

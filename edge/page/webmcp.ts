@@ -20,7 +20,7 @@ export const WEBMCP_SCRIPT = `(function () {
     };
   }
   var tools = [
-    tool('get_stats', 'Public statistics: nightly gross reward payouts, today\\'s accrual estimate, totals, capital and trailing-window returns. Gross figures are not profit; cite updated_at.', '${SITE_PATHS.SITE_STATS}'),
+    tool('get_stats', 'Public statistics: nightly gross reward payouts, today\\'s accrual estimate, totals, capital, trailing-window returns and the latest independent audit. Gross figures are not profit; cite updated_at.', '${SITE_PATHS.SITE_STATS}'),
     tool('get_history', 'The whole track record: every settled night with the running gross total, trading cost and capital base. Gross figures are not profit.', '${SITE_PATHS.SITE_HISTORY}'),
     tool('get_health', 'Data freshness and writer liveness: status ok, degraded or down.', '${SITE_PATHS.SITE_HEALTH}')
   ];

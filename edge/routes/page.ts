@@ -24,11 +24,12 @@ export function createPageApp(cfg: Origins, figures: Figures): Hono {
     };
     if (!stats) headers['retry-after'] = RETRY_AFTER_SECONDS;
     const status = stats ? 200 : 503;
-    // Validators: the page changes when a figure does (updated_at), the health status does, or the
-    // log does (its record's validator, without quotes; none while it cannot be read).
+    // Validators: the page changes when a figure does (updated_at), the health status does, an
+    // audit is published (the latest's time), or the log does (its record's validator, without
+    // quotes; none while it cannot be read).
     const updatedAt = stats?.value.updated_at;
     if (stats && updatedAt) {
-      headers.etag = `W/"${updatedAt}|${health.value.status}|${log?.etag.replaceAll('"', '') ?? 'no-log'}|${markdown ? 'md' : 'html'}"`;
+      headers.etag = `W/"${updatedAt}|${health.value.status}|${stats.value.audit?.published_at ?? 'no-audit'}|${log?.etag.replaceAll('"', '') ?? 'no-log'}|${markdown ? 'md' : 'html'}"`;
       headers['last-modified'] = new Date(updatedAt).toUTCString();
       if (etagMatches(ifNoneMatch, headers.etag)) return new Response(null, { status: 304, headers });
     }

@@ -23,6 +23,17 @@ describe('GET /api/stats', () => {
     expect(body.notes.accrual_is_estimate).toMatch(/estimate/);
     expect(body.notes.no_annualising).toMatch(/annualise/);
     expect(body.notes.demo_data).toBeUndefined();
+    // No attestation is published on a fresh stack: the field is there, null, and its rule beside it.
+    expect(body).toHaveProperty('audit', null);
+    expect(body.notes.audit_scope).toMatch(/do not report the figures as audited/);
+  });
+
+  it('has /log/audits answer {"audits": []} before any attestation, never kept while the log is unsigned', async () => {
+    const res = await fetch(`${siteUrl}/log/audits`);
+    expect(res.status).toBe(200);
+    expect(res.headers.get('content-type')).toMatch(/^application\/json/);
+    expect(res.headers.get('cache-control')).toBe('no-store');
+    expect(await res.json()).toEqual({ audits: [] });
   });
 
   it('has a strong ETag (weak once compressed) and answers If-None-Match with 304 at the site host', async () => {

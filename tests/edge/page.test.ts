@@ -13,7 +13,11 @@ import { startTestStack, type TestStack } from '../support/stack.ts';
 import { SITE_DOCUMENTS } from '../../contract/documents.ts';
 import { SITE_PATHS } from '../../contract/paths.ts';
 import { PRIVACY } from '../../contract/texts/rules.ts';
+import { AuditSchema } from '../../contract/records.ts';
 import { esc } from '../../edge/page/escape.ts';
+import { query } from '../support/db.ts';
+import { eventually } from '../support/edge.ts';
+import { signedAttestation, type AttestationFacts } from '../support/records.ts';
 
 const OUT_DIR = path.join(ROOT_DIR, 'test-output', 'edge');
 /** Every titled row of the documents table is linked from the page. */
@@ -353,4 +357,97 @@ describe('the whole record on the page, the share card and the colour scheme', (
       expect(again.status).toBe(304);
     }
   });
+});
+
+// Last in this file: it publishes an attestation on the demo stack.
+describe('the latest independent audit: /api/stats, the page and /log/audits', () => {
+  const NONE = 'No independent audit has been published yet.';
+  const DEMO = 'Demo data, like the rest of this page: an audit shown here is of the demo log, not of the real account.';
+
+  it('on fresh demo data: audit is null, the page says none is published yet and that it is demo data, and /log/audits lists none', async () => {
+    const siteUrl = demo.cfg.siteUrl;
+    const stats = await (await fetch(`${siteUrl}${SITE_PATHS.SITE_STATS}`)).json();
+    expect(stats).toHaveProperty('audit', null);
+    const direct = await (await fetch(`${demo.cfg.apiUrl}/rest/v1/rpc/landing_stats`, { headers: { apikey: demo.cfg.ANON_KEY } })).json();
+    expect(direct).toHaveProperty('audit', null);
+    // While the figures are demo data the real log's paths lead to the demo log's.
+    const audits = await fetch(`${siteUrl}${SITE_PATHS.LOG_AUDITS}`);
+    expect(audits.status).toBe(200);
+    expect(new URL(audits.url).pathname).toBe(`${SITE_PATHS.LOG_DEMO}audits`);
+    expect(audits.headers.get('content-type')).toMatch(/^application\/json/);
+    expect(await audits.json()).toEqual({ audits: [] });
+    const { page, close } = await openWithoutJs(siteUrl);
+    try {
+      const section = page.locator('section[aria-labelledby="h-audit"]');
+      expect(await section.locator('h2').innerText()).toBe('Independent audit');
+      const paragraphs = await section.locator('p').allInnerTexts();
+      expect(paragraphs.slice(0, 2)).toEqual([DEMO, NONE]);
+      expect(paragraphs[2]).toMatch(/commitment to that night's reward transfers \(transfers in the entry\)/);
+      expect(await section.locator('a').getAttribute('href')).toBe(`${SITE_PATHS.LOG_DEMO}audits`);
+    } finally {
+      await close();
+    }
+    // The imported rows have no log and so no audit: the page says so, without the demo note.
+    const importedMarkdown = await (await fetch(`${imported.cfg.siteUrl}/`, { headers: { accept: 'text/markdown' } })).text();
+    expect(importedMarkdown).toContain(`## Independent audit\n\n${NONE}\n`);
+    expect(importedMarkdown).not.toContain(DEMO);
+  });
+
+  it('an attestation published through stats.publish_audit: on /api/stats and the API host, on the page (HTML and Markdown) and verbatim at /log/audits', async () => {
+    const { siteUrl, apiUrl, ANON_KEY } = demo.cfg;
+    const adminUrl = demo.db.adminUrl;
+    const [head] = await query<{ size: number; root: string; origin: string }>(adminUrl,
+      `select size::int as size, root, split_part(note, E'\n', 1) as origin from stats.log_checkpoint order by size desc limit 1`);
+    const nights = (await query<{ date: string }>(adminUrl,
+      `select distinct date::text as date from stats.log_entry where date is not null and idx < $1 order by date limit 3`, [head!.size])).map((r) => r.date);
+    expect(nights).toHaveLength(3);
+    const facts: AttestationFacts = { origin: head!.origin, size: head!.size, root: head!.root, nights, matched: 2, date: new Date().toISOString().slice(0, 10), auditor: 'auditor.example' };
+    const note = await signedAttestation(facts);
+    const [published] = await query<{ published_at: Date }>(adminUrl, 'select published_at from stats.publish_audit($1)', [note]);
+    const publishedAt = published!.published_at;
+
+    const stats = await eventually(async () => (await (await fetch(`${siteUrl}${SITE_PATHS.SITE_STATS}`)).json()) as { audit: Record<string, unknown> | null }, (s) => s.audit !== null, 60_000);
+    expect(Object.keys(stats.audit!).sort()).toEqual(Object.keys(AuditSchema.shape).sort());
+    expect(stats.audit).toMatchObject({ date: facts.date, auditor: 'auditor.example', nights_checked: 3, nights_matched: 2, checkpoint_size: head!.size });
+    const at = stats.audit!.published_at as string;
+    // Published at the database clock, said to the second.
+    expect(Math.abs(Date.parse(at) - publishedAt.getTime())).toBeLessThan(1000);
+    const direct = await eventually(async () => (await (await fetch(`${apiUrl}/rest/v1/rpc/landing_stats`, { headers: { apikey: ANON_KEY } })).json()) as { audit: unknown }, (s) => s.audit !== null, 60_000);
+    expect(direct.audit).toEqual(stats.audit);
+
+    // The attestation as its auditor signed it, with when it was published; the stats record named it, so the log serves it.
+    const audits = await fetch(`${siteUrl}${SITE_PATHS.LOG_AUDITS}`);
+    expect(await audits.json()).toEqual({ audits: [{ note, published_at: at }] });
+    const etag = audits.headers.get('etag');
+    expect(etag).toBeTruthy();
+    const again = await fetch(`${siteUrl}${SITE_PATHS.LOG_DEMO}audits`, { headers: { 'if-none-match': etag! } });
+    expect(again.status).toBe(304);
+
+    const { page, close } = await openWithoutJs(siteUrl);
+    try {
+      const section = page.locator('section[aria-labelledby="h-audit"]');
+      const paragraphs = await section.locator('p').allInnerTexts();
+      expect(paragraphs.slice(0, 4)).toEqual([
+        DEMO,
+        `Audited on ${facts.date} by auditor.example: 2 of 3 nights drawn at random matched the reward transfers on the chain, checked against the log's checkpoint of ${head!.size} entries; published ${readable(at)}.`,
+        '1 night did not match.',
+        'An audit covers the nights it checked, not the figures as a whole.',
+      ]);
+      expect(await section.locator('time').getAttribute('datetime')).toBe(at);
+      await section.screenshot({ path: path.join(OUT_DIR, 'audit-demo.png') });
+    } finally {
+      await close();
+    }
+    // axe runs as a script: a context that allows it.
+    const context = await browser.newContext({ viewport: { width: 1000, height: 900 } });
+    try {
+      const page = await context.newPage();
+      await page.goto(`${siteUrl}/`, { waitUntil: 'networkidle' });
+      expect(await wcagViolations(page)).toEqual([]);
+    } finally {
+      await context.close();
+    }
+    const markdown = await (await fetch(`${siteUrl}${SITE_PATHS.INDEX_MD}`)).text();
+    expect(markdown).toContain(`by auditor.example: 2 of 3 nights drawn at random matched the reward transfers on the chain`);
+  }, 120_000);
 });
