@@ -98,6 +98,7 @@ export function templateVars(cfg: DocumentsConfig, policyUpdated: string, logVer
     RULE_DISCLAIMER: RULES.disclaimer,
     RULE_POLLING: RULES.polling,
     RULE_SUMS_FOOT: RULES.sums_foot,
+    RULE_AUDIT_SCOPE: RULES.audit_scope,
     PRIVACY,
     RULE_CITE: citeSentence(cfg),
     RULE_DEMO: DEMO_RULE,

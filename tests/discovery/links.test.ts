@@ -28,6 +28,7 @@ const EDGE_ROUTES: Record<string, string> = {
   '/log/checkpoint/': 'application/json',
   '/log/policy': 'text/plain',
   '/log/proof/': 'application/json',
+  '/log/audits': 'application/json',
 };
 
 interface Link { url: string; sources: Set<string>; typeHint?: string; anchorOnly: boolean }

@@ -75,7 +75,7 @@ describe('the OpenAPI descriptions as documents', () => {
     expect(openapi.servers).toEqual([expect.objectContaining({ url: apiUrl })]);
     expect(operationsOf(openapi)).toEqual([`GET ${STATS}`, `POST ${STATS}`, `GET ${HISTORY}`, `POST ${HISTORY}`, `GET ${LOG}`, `POST ${LOG}`, `GET ${HEALTH}`].sort());
     expect(keyless.servers).toEqual([expect.objectContaining({ url: siteUrl })]);
-    expect(operationsOf(keyless)).toEqual(['GET /api/stats', 'GET /api/history', 'GET /api/history.csv', 'GET /api/health', 'GET /log/checkpoint'].sort());
+    expect(operationsOf(keyless)).toEqual(['GET /api/stats', 'GET /api/history', 'GET /api/history.csv', 'GET /api/health', 'GET /log/checkpoint', 'GET /log/audits'].sort());
     expect(openapi.paths[STATS]!.post.requestBody.content['application/json'].example).toEqual({});
   });
 
@@ -100,8 +100,14 @@ describe('the OpenAPI descriptions as documents', () => {
   it('documents every field of both records with its type and format', () => {
     const s = openapi.components.schemas;
     const props = (name: string) => Object.keys(s[name].properties).sort();
-    expect(props('StatsRecord')).toEqual(['accrued_today_markets', 'accrued_today_usd', 'best_day_usd', 'capital', 'daily', 'data_source',
+    expect(props('StatsRecord')).toEqual(['accrued_today_markets', 'accrued_today_usd', 'audit', 'best_day_usd', 'capital', 'daily', 'data_source',
       'last_night_date', 'last_night_usd', 'log_checkpoint', 'markets_quoted_24h', 'returns', 'since_date', 'total_usd', 'updated_at', 'worst_day_usd']);
+    expect(props('Audit')).toEqual(['auditor', 'checkpoint_size', 'date', 'nights_checked', 'nights_matched', 'published_at']);
+    expect(s.StatsRecord.properties.audit.anyOf).toEqual([{ $ref: '#/components/schemas/Audit' }, { type: 'null' }]);
+    expect(s.Audit.required).toEqual(['date', 'auditor', 'nights_checked', 'nights_matched', 'checkpoint_size', 'published_at']);
+    expect(s.Audit.properties.published_at.format).toBe('date-time');
+    expect(s.LogRecord.properties.audits.items).toEqual({ $ref: '#/components/schemas/PublishedAudit' });
+    expect(keyless.components.schemas.AuditsRecord.properties.audits.items).toEqual({ $ref: '#/components/schemas/PublishedAudit' });
     expect(props('Capital')).toEqual(['as_of', 'at_stake_usd', 'cash_usd', 'inventory_usd', 'positions']);
     expect(props('Returns')).toEqual(['from_date', 'gross_yield_pct', 'net_usd', 'net_yield_pct', 'rewards_usd', 'rewards_vs_costs',
       'to_date', 'trading_costs_usd', 'window_days']);
@@ -116,7 +122,7 @@ describe('the OpenAPI descriptions as documents', () => {
     expect(s.Capital.properties.positions.type).toBe('integer');
     expect(s.HealthRecord.properties.status.enum).toEqual(['ok', 'degraded', 'down']);
     // Every field says what it means.
-    for (const name of ['StatsRecord', 'Capital', 'Returns', 'HealthData', 'WriterLiveness', 'DailyPayout']) {
+    for (const name of ['StatsRecord', 'Capital', 'Returns', 'HealthData', 'WriterLiveness', 'DailyPayout', 'Audit', 'PublishedAudit']) {
       for (const [field, schema] of Object.entries<any>(s[name].properties)) {
         expect(schema.description ?? s[schema.$ref?.split('/').pop()]?.description, `${name}.${field}`).toBeTruthy();
       }

@@ -79,6 +79,23 @@ describe('renderSiteDocuments', () => {
       for (const rule of [RULES.gross_not_profit, RULES.accrual_is_estimate, RULES.no_annualising, RULES.sums_foot, DEMO_RULE]) expect(text, name).toContain(rule);
     }
     for (const field of GROSS_FIELDS) expect(RULES.gross_not_profit).toContain(field);
+    // What an audit covers, wherever an agent learns how to report the figures.
+    for (const [name, text] of [['llms.txt', read('llms.txt')], ['report-public-stats skill', read('.well-known/agent-skills/report-public-stats/SKILL.md')], ['openapi.json', openapiDescription]]) {
+      expect(text, name).toContain(RULES.audit_scope);
+    }
+  });
+
+  it('describes the audits: the stats record\'s audit, and the attestations at /log/audits in the keyless description and llms.txt', () => {
+    const read = (f: string) => readFileSync(path.join(dir, 'a', f), 'utf8');
+    const keyless = JSON.parse(read('openapi-keyless.json'));
+    const operation = keyless.paths[SITE_PATHS.LOG_AUDITS].get;
+    expect(operation.responses['200'].content['application/json'].schema).toEqual({ $ref: '#/components/schemas/AuditsRecord' });
+    expect(operation.description).toContain('public-stats audit attestation v1');
+    expect(keyless.components.schemas.SiteStatsRecord.properties.audit.description).toMatch(/null until one is published/);
+    expect(read('llms.txt')).toContain(`[Audit attestations](${SITE}${SITE_PATHS.LOG_AUDITS})`);
+    expect(read('.well-known/agent-skills/public-stats-api/SKILL.md')).toContain(`GET ${SITE}${SITE_PATHS.LOG_AUDITS}`);
+    const card = JSON.parse(read('.well-known/mcp/server-card.json'));
+    expect(card.tools.find((t: { name: string }) => t.name === 'get_stats').description).toMatch(/latest independent audit/);
   });
 
   it('says what the figures let anyone find out wherever privacy is promised, the README included', () => {
