@@ -63,7 +63,11 @@ interface LogFields { demo?: boolean | null; log_checkpoint?: { origin?: unknown
 export interface LogReads {
   /** The landing_log record's JSON text. */
   log(): Promise<string>;
-  /** What of landing_health says the log has moved (its `log` part and latest payout); any change means read the log anew. */
+  /**
+   * What says the log has moved: landing_health's `log` part and latest payout, and the time the
+   * latest audit was published (landing_stats' `audit`, which no checkpoint marks); any change means
+   * read the log anew.
+   */
   logState(): Promise<string>;
 }
 
@@ -78,8 +82,10 @@ export function postgrestReads(postgrestUpstream: string, timeoutMs: number, fet
   return {
     log: () => read('landing_log'),
     async logState() {
-      const health = JSON.parse(await read('landing_health')) as { log?: unknown; data?: { last_payout_date?: unknown } | null };
-      return JSON.stringify([health.log ?? null, health.data?.last_payout_date ?? null]);
+      const [healthText, statsText] = await Promise.all([read('landing_health'), read('landing_stats')]);
+      const health = JSON.parse(healthText) as { log?: unknown; data?: { last_payout_date?: unknown } | null };
+      const stats = JSON.parse(statsText) as { audit?: { published_at?: unknown } | null };
+      return JSON.stringify([health.log ?? null, health.data?.last_payout_date ?? null, stats.audit?.published_at ?? null]);
     },
   };
 }

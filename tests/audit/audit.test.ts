@@ -16,7 +16,7 @@ import { startChain, type TestChain } from '../support/chain.ts';
 import { query } from '../support/db.ts';
 import { activity, earning, fakeAccount, FakePolymarket, writerEnv } from '../support/fake-polymarket.ts';
 import { startTestStack, type TestStack } from '../support/stack.ts';
-import { cliEnv, runCli } from '../support/writer.ts';
+import { cliEnv, runCli, until } from '../support/writer.ts';
 
 const AUDIT = (JSON.parse(readFileSync(path.join(ROOT_DIR, 'package.json'), 'utf8')) as { scripts: { audit: string } }).scripts.audit.split(' ').slice(1);
 const VERIFY = (JSON.parse(readFileSync(path.join(ROOT_DIR, 'package.json'), 'utf8')) as { scripts: { verify: string } }).scripts.verify.split(' ').slice(1);
@@ -237,12 +237,15 @@ describe('an audit of a sample nobody chose', () => {
     expect(published.stdout).toMatch(/^published the attestation by auditor\.example of \d{4}-\d{2}-\d{2}: 4 of 4 nights matched against checkpoint \d+\n$/);
     expect((await audit(['publish', file('attestation.txt')])).code).toBe(1);
 
-    const audits = await fetch(new URL('/log/audits', stack.cfg.siteUrl)).then((r) => r.json()) as { audits: { note: string }[] };
-    expect(audits.audits.map((a) => a.note)).toEqual([note]);
-    const stats = await fetch(new URL('/api/stats', stack.cfg.siteUrl)).then((r) => r.json()) as { audit: Record<string, unknown> };
-    expect(stats.audit).toMatchObject({ date: today, auditor: 'auditor.example', nights_checked: 4, nights_matched: 4, checkpoint_size: size });
-    const page = await fetch(stack.cfg.siteUrl).then((r) => r.text());
-    expect(page).toContain('auditor.example');
+    // Readers see it once the caches they share have turned over (the records' TTL and stale-while-revalidate).
+    const read = async <T>(route: string, parse: (r: Response) => Promise<T>) => parse(await fetch(new URL(route, stack.cfg.siteUrl)));
+    const audits = await until('the attestation at /log/audits', async () =>
+      (await read('/log/audits', (r) => r.json() as Promise<{ audits: { note: string }[] }>)).audits.find((a) => a.note === note) && true, 60_000);
+    expect(audits).toBe(true);
+    const stats = await until('the audit in /api/stats', async () => (await read('/api/stats', (r) => r.json() as Promise<{ audit: Record<string, unknown> | null }>)).audit, 60_000);
+    expect(stats).toMatchObject({ date: today, auditor: 'auditor.example', nights_checked: 4, nights_matched: 4, checkpoint_size: size });
+    const page = await until('the audit on the page', async () => { const text = await read('/', (r) => r.text()); return text.includes('auditor.example') && text; }, 60_000);
+    expect(page).toMatch(/4 of 4 nights/);
 
     const logKey = (await audit(['control-message', '--nonce', NONCE])).stdout.split('\n')[2]!.slice('log-key '.length);
     writeFileSync(file('trusting.policy'), `log ${logKey}\nauditor ${vkey}\nquorum none\n`);
