@@ -30,19 +30,16 @@ function dumpVault(dir: string, file: string): void {
 }
 
 /** Puts back the openings a backup carries, keeping every line the vault holds already (both files only grow). */
-function restoreVault(dir: string, file: string): number {
-  if (!existsSync(vaultBackupOf(file))) return 0;
+function restoreVault(dir: string, file: string): void {
+  if (!existsSync(vaultBackupOf(file))) return;
   const held = JSON.parse(readFileSync(vaultBackupOf(file), 'utf8')) as Record<string, string>;
   mkdirSync(dir, { recursive: true, mode: 0o700 });
-  let added = 0;
   for (const name of VAULT_FILES) {
     const target = path.join(dir, name);
     const present = new Set(existsSync(target) ? readFileSync(target, 'utf8').split('\n') : []);
     const missing = (held[name] ?? '').split('\n').filter((line) => line !== '' && !present.has(line));
     if (missing.length) writeFileSync(target, missing.map((l) => `${l}\n`).join(''), { flag: 'a', mode: 0o600 });
-    added += missing.length;
   }
-  return added;
 }
 
 /**
@@ -88,7 +85,6 @@ export function dump(databaseUrl: string, file: string, transfersDir = vaultDir(
 
 export async function restore(databaseUrl: string, file: string, transfersDir = vaultDir(configFromEnv(loadEnv(), []).dataDir)): Promise<void> {
   if (!existsSync(file)) throw new Error(`${file} does not exist.`);
-  restoreVault(transfersDir, file);
   await migrate(databaseUrl, () => {});
   const client = await connectDatabase(databaseUrl, { applicationName: 'stats-restore', timeouts: SERVER_TIMEOUTS });
   try {
@@ -108,6 +104,7 @@ export async function restore(databaseUrl: string, file: string, transfersDir = 
   } finally {
     rmSync(sqlFile, { force: true });
   }
+  restoreVault(transfersDir, file);
 }
 
 /** Dumps into `dir` every BACKUP_INTERVAL_HOURS and keeps the newest BACKUP_KEEP. */

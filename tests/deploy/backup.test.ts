@@ -1,5 +1,5 @@
 // Backup then restore into an empty database round-trips: identical landing_stats and landing_health.
-import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { mkdirSync, mkdtempSync, readFileSync, rmSync, statSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
@@ -49,6 +49,29 @@ describe('backup and restore', () => {
     const log = (url: string) => withClient(url, async (c) => (await c.query('select idx, entry, is_demo from stats.log_entry order by idx')).rows);
     expect((await log(source)).length).toBeGreaterThan(0);
     expect(await log(target)).toEqual(await log(source));
+  });
+
+  it('carries the openings of the commitments beside the dump, readable by its owner only', async () => {
+    const source = stack.db.adminUrl;
+    await withClient(source, (c) => c.query('create database restored_vault'));
+    const vault = path.join(dir, 'vault');
+    mkdirSync(vault, { mode: 0o700 });
+    const lines = { 'wallets.jsonl': '{"wallet":"0x00000000000000000000000000000000000000aa"}\n', 'nights.jsonl': '{"date":"2026-03-01"}\n{"date":"2026-03-02"}\n' };
+    for (const [name, text] of Object.entries(lines)) writeFileSync(path.join(vault, name), text, { mode: 0o600 });
+    const file = path.join(dir, 'with-vault.dump');
+    dump(source, file, vault);
+    expect(statSync(`${file}.reward-transfers.json`).mode & 0o777).toBe(0o600);
+    const restoredVault = path.join(dir, 'restored-vault');
+    await restore(source.replace(/\/postgres$/, '/restored_vault'), file, restoredVault);
+    for (const [name, text] of Object.entries(lines)) {
+      expect(readFileSync(path.join(restoredVault, name), 'utf8')).toBe(text);
+      expect(statSync(path.join(restoredVault, name)).mode & 0o777).toBe(0o600);
+    }
+    expect(statSync(restoredVault).mode & 0o777).toBe(0o700);
+    // A refused restore (the target holds data now) leaves the openings as they are.
+    writeFileSync(path.join(restoredVault, 'nights.jsonl'), '{"date":"2026-03-03"}\n', { mode: 0o600 });
+    await expect(restore(source.replace(/\/postgres$/, '/restored_vault'), file, restoredVault)).rejects.toThrow(/holds/);
+    expect(readFileSync(path.join(restoredVault, 'nights.jsonl'), 'utf8')).toBe('{"date":"2026-03-03"}\n');
   });
 
   it('refuses to restore over data, and changes nothing there', async () => {
