@@ -39,9 +39,13 @@ async function servingDemo(o: Owner): Promise<boolean> {
   return row?.source === 'demo';
 }
 
+/** The log's origin and verifier key: under the origin its first real checkpoint fixed, once there is one, as the writer signs. */
 async function identity(o: Owner, demo: boolean): Promise<{ origin: string; vkey: string }> {
   if (!o.cfg.log) throw new Error('LOG_SIGNING_KEY is not set, so there is no signed log to audit: run `npm run keys`, then `npm start`.');
-  return (await LogSigner.create(o.cfg.log.signingKey, o.cfg.log.origins, undefined, quiet)).identity(demo);
+  const signer = await LogSigner.create(o.cfg.log.signingKey, o.cfg.log.origins, undefined, quiet);
+  const [stored] = await query<{ origin: string | null }>(o.databaseUrl, 'select stats.log_origin() as origin');
+  signer.settle(stored?.origin ?? null);
+  return signer.identity(demo);
 }
 
 /** The wallet the source pays: the funder address, or the demo's. */
@@ -99,7 +103,7 @@ export async function disclose(opts: DiscloseOptions): Promise<string> {
     if (typeof commitment !== 'string') throw new Error(`night ${date} (entry ${entry.idx}) carries no commitment to its reward transfers: it was logged before commitments began, or without one.`);
     if (demoSource) {
       const found = await demoSource.rewardTransfers(date, date);
-      vault.night(date, vault.wallet(DEMO_WALLET), found!.transfers);
+      vault.night(date, vault.wallet(DEMO_WALLET, undefined, 0, () => false), found!.transfers);
     }
     const material = vault.openNight(commitment);
     if (!material) throw new Error(`the opening of night ${date}'s commitment is not in ${o.cfg.transfersDir}: restore it from a backup (npm run backup -- restore), or the night cannot be audited.`);

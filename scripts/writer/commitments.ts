@@ -8,8 +8,10 @@ import * as store from './store.ts';
 export async function commitNight(trx: store.Trx, source: Source, date: string, today: string, isDemo: boolean, found?: NightTransfers | null): Promise<boolean> {
   const transfers = found === undefined ? await source.rewardTransfers(date, today) : found;
   if (transfers === null || await store.nightLogged(trx, date)) return false;
-  const wallet = source.vault.wallet(transfers.wallet);
-  await store.recordWalletCommitment(trx, wallet.commitment, isDemo);
+  const committed = await store.walletCommitments(trx);
+  const inForce = committed.at(-1);
+  const wallet = source.vault.wallet(transfers.wallet, inForce, committed.length, (c) => committed.includes(c));
+  if (wallet.commitment !== inForce) await store.recordWalletCommitment(trx, wallet.commitment, isDemo);
   const night = source.vault.night(date, wallet, transfers.transfers);
   await store.upsertNightTransfers(trx, date, night.commitment, isDemo);
   return true;

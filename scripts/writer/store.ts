@@ -237,10 +237,13 @@ export async function nightLogged(trx: Trx, date: string): Promise<boolean> {
   return Boolean(await trx.selectFrom('stats.log_entry').select('idx').where('date', '=', date).limit(1).executeTakeFirst());
 }
 
-/** Records the wallet's commitment when it is not the one in force; the log then gains a wallet entry. */
+/** Every wallet commitment recorded, oldest first: the last is the one in force. */
+export async function walletCommitments(trx: Trx): Promise<string[]> {
+  return (await trx.selectFrom('stats.wallet_commitment').select('commitment').orderBy('recorded_at').execute()).map((r) => r.commitment);
+}
+
+/** Records a new wallet commitment, which the log then enters as a wallet entry of its own. */
 export async function recordWalletCommitment(trx: Trx, commitment: string, isDemo: boolean): Promise<void> {
-  const latest = await trx.selectFrom('stats.wallet_commitment').select('commitment').orderBy('recorded_at', 'desc').limit(1).executeTakeFirst();
-  if (latest?.commitment === commitment) return;
   await trx.insertInto('stats.wallet_commitment').values({ commitment, is_demo: isDemo }).execute();
 }
 

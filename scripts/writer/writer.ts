@@ -5,10 +5,10 @@
 import type { WriterConfig } from './config.ts';
 import { runLoop } from './cycle.ts';
 import { DemoSource, seedDemoHistory } from './demo.ts';
-import type { WriterDb } from './db.ts';
+import { openWriterDb, type WriterDb } from './db.ts';
 import { acquireWriterLock, LockLost, LOST_LOCK_BACKOFF_MS, RENEW_EVERY_MS } from './lock.ts';
 import type { Logger } from './log.ts';
-import { LogSigner } from './log-signer.ts';
+import { LogSigner, readStoredOrigin } from './log-signer.ts';
 import { PolymarketSource } from './polymarket/source.ts';
 import type { Source } from './source.ts';
 import * as store from './store.ts';
@@ -31,7 +31,12 @@ export interface LogDuties {
   witnessing: Witnessing | undefined;
 }
 
-/** Sets up the log's signer and witnessing from the configuration; none without LOG_SIGNING_KEY. */
+/**
+ * Sets up the log's signer and witnessing from the configuration; none without LOG_SIGNING_KEY. The
+ * log's origin is settled from the database (settleLog) when it can be reached now, so that a
+ * conflicting LOG_ORIGIN or a policy that does not name the log stops a command before it writes;
+ * otherwise at the writer's next step that reaches it.
+ */
 export async function prepareLog(cfg: WriterConfig, log: Logger): Promise<LogDuties | undefined> {
   if (!cfg.log) {
     log.warn('LOG_SIGNING_KEY is not set: nights enter the transparency log unsigned, and the site serves none of them (run `npm run keys`)');
@@ -40,18 +45,38 @@ export async function prepareLog(cfg: WriterConfig, log: Logger): Promise<LogDut
   const signer = await LogSigner.create(cfg.log.signingKey, cfg.log.origins, cfg.log.stateFile, log);
   store.signLogWith(signer);
   const witnessing = cfg.log.policyFile ? await Witnessing.load(cfg.log.policyFile, signer, log) : undefined;
-  return { signer, witnessing };
+  const duties = { signer, witnessing };
+  const db = openWriterDb(cfg.databaseUrl);
+  try {
+    const stored = await readStoredOrigin(db).then((origin) => ({ origin }), () => undefined);
+    if (stored) await settleLog(stored.origin, duties);
+  } finally {
+    await db.destroy();
+  }
+  return duties;
 }
 
 /**
- * What a writer does for the log besides its writes: records the policy in force (or that there is
- * none), signs what was appended unsigned, and asks the witnesses once.
+ * Takes the origin the real log's first checkpoint fixed (null while none is signed) as the log's,
+ * and checks that the witness policy names the log under it. Throws with a sentence when LOG_ORIGIN
+ * names another origin or the policy does not name the log.
  */
-export async function logDuties(db: WriterDb, duties: LogDuties | undefined): Promise<void> {
+async function settleLog(stored: string | null, duties: LogDuties): Promise<void> {
+  duties.signer.settle(stored);
+  await duties.witnessing?.check();
+}
+
+/**
+ * What a writer does for the log besides its writes: settles the log's origin, records the policy in
+ * force (or that there is none), signs what was appended unsigned, and asks the witnesses once
+ * (unless `askWitnesses` is false: a running writer asks them beside its loop).
+ */
+export async function logDuties(db: WriterDb, duties: LogDuties | undefined, { askWitnesses = true } = {}): Promise<void> {
   if (!duties) return;
+  await settleLog(await readStoredOrigin(db), duties);
   await (duties.witnessing ? duties.witnessing.record(db) : recordPolicy(db, null));
   await store.appendAndSign(db);
-  await duties.witnessing?.round(db);
+  if (askWitnesses) await duties.witnessing?.round(db);
 }
 
 export interface RunningWriter {
@@ -84,7 +109,7 @@ export function startWriter(cfg: WriterConfig, log: Logger): RunningWriter {
       let witnessing: Promise<void> | undefined;
       try {
         if (source.name === 'demo') await seedDemoHistory(session.db, log, cfg.name);
-        await logDuties(session.db, duties && { ...duties, witnessing: undefined });
+        await logDuties(session.db, duties, { askWitnesses: false });
         witnessing = duties?.witnessing?.run(session.db, signal);
         outcome = await runLoop({ db: session.db, source, log, writer: cfg.name }, {
           intervalMs: cfg.intervalMs,
