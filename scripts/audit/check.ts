@@ -2,6 +2,7 @@
 // own code (the checkpoint signed by the pinned key, every tile hashing to it, and consistency with
 // the auditor's earlier state), then each opened night against its entry and against the chain.
 import { readFileSync } from 'node:fs';
+import { fileURLToPath } from 'node:url';
 import { nightCommitment, readSalt, walletCommitment } from '../../contract/audit/commitment.ts';
 import { controlMessage } from '../../contract/audit/control.ts';
 import { parsePayers, type PayerRow } from '../../contract/audit/payers.ts';
@@ -15,7 +16,7 @@ import type { Bundle } from './bundle.ts';
 import { checkTransfer, connectChain, controls, type Chain, type UsedLogs } from './chain.ts';
 
 /** The project's list of reward payers; an auditor may pass their own with --payers. */
-export const SHIPPED_PAYERS = new URL('./payers.json', import.meta.url);
+export const SHIPPED_PAYERS = fileURLToPath(new URL('./payers.json', import.meta.url));
 
 export interface CheckOptions { site: URL; rpc: string; nonce: string; payersFile?: string; stateFile?: string; checkpoint?: number }
 
@@ -64,7 +65,7 @@ async function siteLog(o: CheckOptions, bundle: Bundle, general: string[]): Prom
 }
 
 export async function checkBundle(bundle: Bundle, o: CheckOptions): Promise<CheckResult> {
-  const payersFile = o.payersFile ?? SHIPPED_PAYERS.pathname;
+  const payersFile = o.payersFile ?? SHIPPED_PAYERS;
   const payers: PayerRow[] = parsePayers(readFileSync(payersFile, 'utf8'), payersFile);
   const general: string[] = [];
   const { log, checkpoint, note } = await siteLog(o, bundle, general);
