@@ -2,7 +2,7 @@
 // of openings (derived salts agree across writers with one key; a wallet switch is always a new
 // commitment), and the sample drawn from a checkpoint's root.
 import { createHash } from 'node:crypto';
-import { mkdtempSync, statSync } from 'node:fs';
+import { mkdtempSync, readFileSync, statSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { describe, expect, it } from 'vitest';
@@ -10,6 +10,7 @@ import { canonicalJson } from '../../contract/audit/canonical-json.ts';
 import { nightCommitment, nightPayload, payloadProblem, walletCommitment } from '../../contract/audit/commitment.ts';
 import { countsAsReward, parsePayers } from '../../contract/audit/payers.ts';
 import { drawNights, sampleCandidates } from '../../contract/audit/sample.ts';
+import { SHIPPED_PAYERS } from '../../scripts/audit/check.ts';
 import { FileVault, saltKeyOf } from '../../scripts/writer/transfer-vault.ts';
 
 const A = '0x00000000000000000000000000000000000000aa';
@@ -41,6 +42,14 @@ describe('the commitments', () => {
     expect(countsAsReward(rows, 137, A, B, '2026-02-01')).toBe(false);
     expect(countsAsReward(rows, 1, A, B, '2026-01-15')).toBe(false);
     expect(() => parsePayers('[{"chain_id":137}]', 'p.json')).toThrow(/row 1 of p.json: token/);
+  });
+
+  it('ships a payer list in that format, every row citing where its address was found', () => {
+    const rows = parsePayers(readFileSync(SHIPPED_PAYERS, 'utf8'), SHIPPED_PAYERS);
+    expect(rows.length).toBeGreaterThan(0);
+    for (const r of rows) expect(r.source).toMatch(/^https:\/\//);
+    // pUSD, the collateral since 2026-04-28, is paid by a listed payer on a night after the switch.
+    expect(rows.some((r) => r.token === '0xc011a7e12a19f7b1f670d46f03b03f3342e82dfb' && countsAsReward(rows, 137, r.token, r.payer, '2026-09-01'))).toBe(true);
   });
 });
 
