@@ -22,7 +22,10 @@ const API_DOCS_SCRIPT_DIGEST = contentDigest(readFileSync(API_DOCS_SCRIPT_SOURCE
 export interface Origins {
   siteUrl: string;
   apiUrl: string;
-  /** The real log's origin (LOG_ORIGIN); unset: the site's host and the log's path. */
+  /**
+   * The real log's origin: the one its first real checkpoint fixed (withStoredLogOrigin), else
+   * LOG_ORIGIN; unset: the site's host and the log's path.
+   */
   logOrigin?: string;
 }
 
@@ -142,13 +145,31 @@ export function skillPath(name: string): string {
 }
 
 /**
- * The transparency log's origin (https://c2sp.org/tlog-checkpoint): LOG_ORIGIN, a setting so that a
- * new port or domain never makes a new log, else the site's host and the log's path, schema-less. The
- * demo nights' log is a different log, with an origin that says so. The log's key is named after it.
+ * The transparency log's origin (https://c2sp.org/tlog-checkpoint): the origin set (LOG_ORIGIN, or
+ * the one the log's first real checkpoint fixed, see withStoredLogOrigin), else the site's host and
+ * the log's path, schema-less. The demo nights' log is a different log, with an origin that says so.
+ * The log's key is named after it.
  */
 export function logOrigin(cfg: Pick<Origins, 'siteUrl' | 'logOrigin'>, demo: boolean): string {
   const real = cfg.logOrigin || `${new URL(cfg.siteUrl).host}${SITE_PATHS.LOG.replace(/\/$/, '')}`;
   return demo ? `${real}/demo` : real;
+}
+
+/**
+ * The origins with the real log's origin as its first real checkpoint fixed it (`stored`, the first
+ * line of that checkpoint's note, which the database gives as stats.log_origin()). An origin names a
+ * log for life: once a real checkpoint is signed, every later one, every document and every witness
+ * policy names that origin, whatever SITE_URL has become since. A LOG_ORIGIN that names another is
+ * refused with both named. Before the first real checkpoint (none stored) the origins are as given.
+ * The demo log, which is never witnessed and goes with the demo data, is `<origin in force>/demo`.
+ */
+export function withStoredLogOrigin<T extends Pick<Origins, 'siteUrl' | 'logOrigin'>>(cfg: T, stored: string | null | undefined): T {
+  if (!stored) return cfg;
+  if (cfg.logOrigin && cfg.logOrigin !== stored) {
+    throw new Error(`LOG_ORIGIN is "${cfg.logOrigin}", but the transparency log's origin is "${stored}", fixed by its first checkpoint: ` +
+      `an origin names a log for life, so set LOG_ORIGIN=${stored} or remove it, and start again.`);
+  }
+  return { ...cfg, logOrigin: stored };
 }
 
 /** Where a log's files are served: the real log under /log/, the demo log under /log/demo/. */

@@ -76,8 +76,13 @@ async function main() {
   running.push(stack);
   if (stopping) return;
   // The writer runs in this process: it stops with the stack and leaves no process behind.
-  // The signer keeps its record of the last checkpoint it signed beside the data, unless LOG_SIGNER_STATE says where.
-  const logSettings = writerCfg.log && { ...writerCfg.log, stateFile: writerCfg.log.stateFile ?? path.join(cfg.dataDir, 'log-signer.json') };
+  // The signer keeps its record of the last checkpoint it signed beside the data, unless LOG_SIGNER_STATE says where,
+  // and signs under the log's origin as the stack read it from the database.
+  const logSettings = writerCfg.log && {
+    ...writerCfg.log,
+    origins: { siteUrl: stack.cfg.siteUrl, logOrigin: stack.cfg.logOrigin },
+    stateFile: writerCfg.log.stateFile ?? path.join(cfg.dataDir, 'log-signer.json'),
+  };
   running.push(startWriter({ ...writerCfg, databaseUrl: stack.db.urlFor('stats_writer'), log: logSettings },
     createLogger({ json: false, minLevel: writerCfg.logLevel, write: (line) => log(`[writer] ${line}`) })));
 
@@ -87,13 +92,19 @@ ${addresses(cfg)}${httpsLines(cfg, stack.tls)}
   database   ${databaseLine(cfg)}
   writer     source ${writerCfg.source}${writerCfg.source === 'demo' ? ' (demo figures; set the Polymarket variables of .env.example for real ones)' : ''}${writerCfg.source === 'none' ? '' : `
              named ${writerCfg.name}; it waits as a standby while another writer holds the writer lock`}
-  log        origin ${logOrigin(cfg, false)} (demo figures: ${logOrigin(cfg, true)}), verifier key
-             ${await noteVerifierKey(logOrigin(cfg, false), Buffer.from(cfg.LOG_PUBLIC_KEY, 'base64url'))}
-             ${writerCfg.log?.policyFile ? `witnessed under the policy ${writerCfg.log.policyFile}` : 'not witnessed: set LOG_POLICY to a tlog-policy file naming witnesses (README, "Witnesses")'}
+${await logLines(stack.cfg, stack.storedLogOrigin, writerCfg.log?.policyFile)}
 
   curl ${cfg.siteUrl}/api/stats
   curl -H "apikey: ${cfg.ANON_KEY}" ${cfg.apiUrl}/rest/v1/rpc/landing_stats
 `);
+}
+
+/** The log's origin and key, whether its first checkpoint fixed that origin, and its witnessing: for the start-up banner. */
+async function logLines(cfg: Config, stored: string | null, policyFile: string | undefined): Promise<string> {
+  const origin = logOrigin(cfg, false);
+  return `  log        origin ${origin}${stored ? ', fixed by its first checkpoint' : ` (demo figures: ${logOrigin(cfg, true)})`}, verifier key
+             ${await noteVerifierKey(origin, Buffer.from(cfg.LOG_PUBLIC_KEY, 'base64url'))}
+             ${policyFile ? `witnessed under the policy ${policyFile}` : 'not witnessed: set LOG_POLICY to a tlog-policy file naming witnesses (README, "Witnesses")'}`;
 }
 
 /** Which database the stack runs on, as `npm start` says it. */

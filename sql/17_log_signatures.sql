@@ -16,6 +16,18 @@ create table stats.log_checkpoint (
 alter table stats.log_checkpoint owner to stats_owner;
 grant select, insert on stats.log_checkpoint to stats_writer;
 
+-- The real log's origin: the first line of its first checkpoint's note, null before one is signed.
+-- An origin names a log for life (https://c2sp.org/tlog-checkpoint): every later checkpoint of the
+-- real log names it too, whatever the site's URL has become since, and so does every part that names
+-- the log (the writer signs under it, `npm start` hands it to the edge and the documents). The demo
+-- log's checkpoints never fix it: they go with the demo data.
+create function stats.log_origin() returns text
+language sql stable set search_path = '' as $$
+  select pg_catalog.split_part(c.note, E'\n', 1) from stats.log_checkpoint c where not c.is_demo order by c.size limit 1
+$$;
+alter function stats.log_origin() owner to stats_owner;
+grant execute on function stats.log_origin() to stats_writer;
+
 create function stats.log_checkpoint_appended() returns trigger
 language plpgsql set search_path = '' as $$
 declare
@@ -31,6 +43,10 @@ begin
   end if;
   if last.is_demo is distinct from new.is_demo and last.size is not null then
     raise exception 'demo and real nights never share a log' using errcode = 'check_violation';
+  end if;
+  if not new.is_demo and pg_catalog.split_part(new.note, E'\n', 1) <> coalesce(stats.log_origin(), pg_catalog.split_part(new.note, E'\n', 1)) then
+    raise exception 'the log''s origin is %, fixed by its first checkpoint: a checkpoint naming % is refused',
+      stats.log_origin(), pg_catalog.split_part(new.note, E'\n', 1) using errcode = 'check_violation';
   end if;
   return new;
 end $$;

@@ -4,7 +4,7 @@
 // when the quorum first cosigned it, on time or late; a witness that is down never blocks a write and
 // one restarted from its state goes on; a fork signed with every key of ours is refused by the
 // witnesses; and a database that lost the log's tail is stopped by what the witnesses saw.
-import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
@@ -128,6 +128,15 @@ describe('a log with three witnesses and a quorum of two', () => {
     expect(log.quorum_cosigned_at).not.toBeNull();
     // Health as a whole is degraded only for want of accruals and heartbeats here, never for the log.
     expect(status).toBe('degraded');
+  });
+
+  it('is the policy a running writer records and the site publishes', async () => {
+    // `run` with the demo source on real data does its session's first duties for the log, then stops.
+    const run = await runCli(['run'], { ...env, WRITER_SOURCE: 'demo' });
+    expect(run.code, run.stdout + run.stderr).toBe(0);
+    expect(run.lines.map((l) => l.msg)).toContain('real data is present: the demo source stops here');
+    expect((await logRecord()).policy).toBe(readFileSync(path.join(dir, 'log.policy'), 'utf8'));
+    expect((await health()).log.witnessed).toBe(true);
   });
 
   it('is not blocked by a witness that is down: the other two make the quorum, and the round says who cosigned', async () => {

@@ -3,13 +3,17 @@
 // one that dies is started again, and one that keeps dying ends the stack through onGiveUp.
 // startNode runs the same node (PostgREST, edge, nginx) over a database that runs elsewhere: the
 // primary, or a read replica of it.
+// The real log's origin comes from the database once its first checkpoint has fixed it: both read it
+// there before anything names the log, and hand it to every part as LOG_ORIGIN.
 // The parts built elsewhere run as programs, never imported: the site's renderer (through
 // prepareNginx), the edge's first warming pass and the writer's demo seed.
 import path from 'node:path';
+import { withStoredLogOrigin } from '../../contract/paths.ts';
 import { assertServableOrigins, ROOT_DIR, type Config } from '../lib/config.ts';
 import { openDatabase, type Database, type Supervise } from '../lib/database.ts';
 import { openHaDatabase, type HaDatabase } from '../lib/ha.ts';
 import { startEdge, warmGateways } from '../lib/edge.ts';
+import { connectDatabase, SERVER_TIMEOUTS } from '../lib/pg-connect.ts';
 import { findNginx, prepareNginx, startNginx } from '../lib/nginx.ts';
 import { startPostgrest } from '../lib/postgrest.ts';
 import { assertPortFree, GroupRecord, runNodeLogged, type Child, type Log } from '../lib/processes.ts';
@@ -38,6 +42,8 @@ export interface Stack extends Node {
   db: Database;
   /** The same database when POSTGRES_HA runs it: the monitor and both nodes. */
   ha: HaDatabase | undefined;
+  /** The origin the real log's first checkpoint fixed when the stack started (cfg.logOrigin is then it); null while none was signed. */
+  storedLogOrigin: string | null;
 }
 
 export interface NodeOptions {
@@ -138,9 +144,10 @@ async function startNodeParts(cfg: Config, authenticatorUrl: string, { keepRunni
  * PostgREST's role on the primary or, with `replica`, on a read replica. Nodes that share the
  * database, the secrets (JWT_SECRET, ANON_KEY, HTTP_SIG_PRIVATE_KEY) and the public URLs answer alike.
  */
-export async function startNode(cfg: Config, authenticatorUrl: string, options: NodeOptions & { replica?: boolean }): Promise<Node> {
-  const parts = await prepareParts(cfg, nodePorts(cfg), options);
+export async function startNode(given: Config, authenticatorUrl: string, options: NodeOptions & { replica?: boolean }): Promise<Node> {
+  const parts = await prepareParts(given, nodePorts(given), options);
   try {
+    const cfg = withStoredLogOrigin(given, await publishedLogOrigin(authenticatorUrl));
     return { ...(await startNodeParts(cfg, authenticatorUrl, parts, options.log, options.replica ?? false)), stop: parts.stopAll };
   } catch (error) {
     await parts.stopAll();
@@ -148,7 +155,8 @@ export async function startNode(cfg: Config, authenticatorUrl: string, options: 
   }
 }
 
-export async function startStack(cfg: Config, options: StackOptions): Promise<Stack> {
+export async function startStack(given: Config, options: StackOptions): Promise<Stack> {
+  let cfg = given;
   const ports = nodePorts(cfg);
   if (!cfg.databaseUrl) ports.push([cfg.postgresPort, cfg.postgresHa ? 'first Postgres node' : 'embedded Postgres', 'POSTGRES_PORT']);
   if (cfg.postgresHa) {
@@ -163,16 +171,46 @@ export async function startStack(cfg: Config, options: StackOptions): Promise<St
       : undefined;
     const db = ha ?? await openDatabase(cfg, log, parts.keepRunning);
     parts.started.push(db);
+    const storedLogOrigin = await storedOrigin(db.adminUrl);
+    cfg = withStoredLogOrigin(cfg, storedLogOrigin);
     if (options.seedDemo) await seedDemo(db.adminUrl, cfg, log);
     // Under failover PostgREST reads the standby and falls back to the primary: its notification channel stays off.
-    return { ...(await startNodeParts(cfg, db.urlFor('authenticator'), parts, log, ha !== undefined)), db, ha, stop: parts.stopAll };
+    return { ...(await startNodeParts(cfg, db.urlFor('authenticator'), parts, log, ha !== undefined)), db, ha, storedLogOrigin, stop: parts.stopAll };
   } catch (error) {
     await parts.stopAll();
     throw error;
   }
 }
 
-/** What the log's signer needs from the stack: its key, and the origin it signs under (made from the site's URL unless LOG_ORIGIN names it). */
+/** The origin the real log's first checkpoint fixed (stats.log_origin()), null while none is signed. */
+async function storedOrigin(adminUrl: string): Promise<string | null> {
+  const client = await connectDatabase(adminUrl, { applicationName: 'stats-start', timeouts: SERVER_TIMEOUTS });
+  try {
+    return (await client.query<{ origin: string | null }>('select stats.log_origin() as origin')).rows[0]!.origin;
+  } finally {
+    await client.end();
+  }
+}
+
+/**
+ * The same, for a node, which logs in only as PostgREST does: from the public log record, whose
+ * latest checkpoint, once it is the real log's, names the origin every real checkpoint names.
+ */
+async function publishedLogOrigin(authenticatorUrl: string): Promise<string | null> {
+  const client = await connectDatabase(authenticatorUrl, { applicationName: 'stats-node-start', timeouts: SERVER_TIMEOUTS });
+  try {
+    await client.query('set role anon');
+    const { rows } = await client.query<{ demo: boolean | null; origin: string | null }>(
+      "select (l->>'demo')::boolean as demo, l->'log_checkpoint'->>'origin' as origin from public.landing_log() l");
+    return rows[0]!.demo === false ? rows[0]!.origin : null;
+  } catch (error) {
+    throw new Error(`the log's origin could not be read from the database (${(error as Error).message}): check NODE_DATABASE_URL, then start again.`);
+  } finally {
+    await client.end();
+  }
+}
+
+/** What the log's signer needs from the stack: its key, and the origin it signs under (the one the log's first checkpoint fixed, else LOG_ORIGIN, else made from the site's URL). */
 export function logSignerEnv(cfg: Config): Record<string, string> {
   return { LOG_SIGNING_KEY: cfg.LOG_SIGNING_KEY, SITE_URL: cfg.siteUrl, ...(cfg.logOrigin ? { LOG_ORIGIN: cfg.logOrigin } : {}) };
 }

@@ -95,6 +95,8 @@ with the log's own key (LOG_SIGNING_KEY) and, with a witness policy (LOG_POLICY)
 it to cosign, once. Every write does the same on its own; this is for an operator, or after a restore.
 Before signing it checks the new tree extends the last checkpoint stored and the last this signer
 signed (LOG_SIGNER_STATE): otherwise the log halts (health says why) and nothing is appended.
+A real checkpoint names the origin the log's first real checkpoint fixed, whatever SITE_URL is now;
+a LOG_ORIGIN naming another is refused.
 Exit code 0 when the log is signed, 1 when it is halted or LOG_SIGNING_KEY is missing.`,
   status: `Usage: npm run writer -- status
 

@@ -5,16 +5,19 @@
 // itself (LOG_SIGNER_STATE, a file outside the database): a database that lost the log's tail (an
 // older backup restored, a replica promoted without the last commits) or whose entries were rewritten
 // gets no checkpoint. It halts the log instead, loudly, so that one origin never has two histories.
+// The real log's origin is the one its first real checkpoint named (stats.log_origin()), whatever the
+// site's URL has become since: the signer reads it before it signs a real tree, and settle() refuses a
+// LOG_ORIGIN that names another.
 import { renameSync, readFileSync, writeFileSync, existsSync } from 'node:fs';
 import { sql } from 'kysely';
 import { base64, noteVerifierKey } from '../../contract/log-key.ts';
-import { logOrigin, type Origins } from '../../contract/paths.ts';
+import { logOrigin, withStoredLogOrigin, type Origins } from '../../contract/paths.ts';
 import { buildTree, type Tree } from '../../contract/tlog/merkle.ts';
 import { checkpointBody, importNoteSigningKey, signNote, type NoteSigningKey } from '../../contract/tlog/note.ts';
 import type { WriterDb } from './db.ts';
 import type { Logger } from './log.ts';
 
-type Db = Pick<WriterDb, 'selectFrom' | 'insertInto'>;
+type Db = Pick<WriterDb, 'selectFrom' | 'selectNoFrom' | 'insertInto'>;
 
 /** A checkpoint signed in a transaction not yet committed. */
 export interface SignedCheckpoint {
@@ -32,9 +35,18 @@ type SignerState = Record<string, { size: number; root: string }>;
 
 const utf8 = new TextEncoder();
 
+/** The origin the real log's first checkpoint fixed, or null while none is signed. */
+export async function readStoredOrigin(db: Pick<WriterDb, 'selectNoFrom'>): Promise<string | null> {
+  const row = await db.selectNoFrom(sql<string | null>`stats.log_origin()`.as('origin')).executeTakeFirstOrThrow();
+  return row.origin;
+}
+
 export class LogSigner {
   readonly #key: NoteSigningKey;
+  /** The site's origin and LOG_ORIGIN, as configured. */
   readonly #origins: Pick<Origins, 'siteUrl' | 'logOrigin'>;
+  /** The origin the real log's first checkpoint fixed, once read. */
+  #stored: string | undefined;
   readonly #stateFile: string | undefined;
   readonly #log: Logger;
   /** The halts recorded so far, one after another (see halt). */
@@ -51,9 +63,25 @@ export class LogSigner {
     return new LogSigner(await importNoteSigningKey(privateKey, 'LOG_SIGNING_KEY'), origins, stateFile, log);
   }
 
-  /** The real log's origin and verifier key (https://c2sp.org/signed-note#verifier-keys), as witnesses and readers pin them. */
+  /**
+   * Takes the origin the real log's first checkpoint fixed (readStoredOrigin; null while none is
+   * signed) as the log's from now on. Throws, naming both, when LOG_ORIGIN names another. A site that
+   * moved keeps its log's origin: said once, since what does not read the database must be told.
+   */
+  settle(stored: string | null): void {
+    withStoredLogOrigin(this.#origins, stored);
+    if (!stored || this.#stored === stored) return;
+    this.#stored = stored;
+    const fromSite = logOrigin(this.#origins, false);
+    if (fromSite !== stored) {
+      this.#log.warn(`the transparency log keeps its origin ${stored}, fixed by its first checkpoint, though SITE_URL now makes ${fromSite}: ` +
+        `\`npm start\` names it everywhere by itself; a part started otherwise (docker compose's site and edge) needs LOG_ORIGIN=${stored}`);
+    }
+  }
+
+  /** The log's origin and verifier key (https://c2sp.org/signed-note#verifier-keys), as witnesses and readers pin them. */
   async identity(demo = false): Promise<{ origin: string; vkey: string }> {
-    const origin = logOrigin(this.#origins, demo);
+    const origin = logOrigin(this.#stored ? { ...this.#origins, logOrigin: this.#stored } : this.#origins, demo);
     return { origin, vkey: await noteVerifierKey(origin, this.#key.publicKey) };
   }
 
@@ -66,6 +94,8 @@ export class LogSigner {
     if (Number(held.size ?? 0) === Number(latest?.size ?? 0)) return { unchanged: true };
     const entries = await db.selectFrom('stats.log_entry').select(['entry', 'is_demo']).orderBy('idx').execute();
     const demo = entries[0]!.is_demo;
+    // A real tree is signed under the origin its log's first checkpoint named, whatever is configured now.
+    if (!demo) this.#stored = (await readStoredOrigin(db)) ?? this.#stored;
     const tree = await buildTree(entries.map((e) => utf8.encode(e.entry)));
     const { origin, vkey } = await this.identity(demo);
     const refused = await this.#refusal(tree, origin, latest && { size: Number(latest.size), root: latest.root });

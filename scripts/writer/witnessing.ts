@@ -42,18 +42,20 @@ export async function recordPolicy(db: WriterDb, text: string | null): Promise<v
 export class Witnessing {
   readonly #policy: Policy;
   readonly #text: string;
+  readonly #file: string;
   readonly #signer: LogSigner;
   readonly #log: Logger;
   readonly #pauses = new Map<string, Pause>();
 
-  private constructor(policy: Policy, text: string, signer: LogSigner, log: Logger) {
+  private constructor(policy: Policy, text: string, file: string, signer: LogSigner, log: Logger) {
     this.#policy = policy;
     this.#text = text;
+    this.#file = file;
     this.#signer = signer;
     this.#log = log;
   }
 
-  /** Reads LOG_POLICY; throws with a sentence when it cannot be read or does not name this log's key. */
+  /** Reads LOG_POLICY; throws with a sentence when it cannot be read. Whether it names this log is check()'s. */
   static async load(file: string, signer: LogSigner, log: Logger): Promise<Witnessing> {
     let text: string;
     try {
@@ -62,13 +64,21 @@ export class Witnessing {
       throw new Error(`LOG_POLICY (${file}) cannot be read: ${(error as Error).message}`);
     }
     const policy = await parsePolicy(text).catch((error: Error) => { throw new Error(`LOG_POLICY (${file}): ${error.message}`); });
-    const { origin, vkey } = await signer.identity();
-    if (!policy.logs.some((l) => l.key.name === origin && l.vkey === vkey)) {
-      throw new Error(`LOG_POLICY (${file}) has no line "log ${vkey}": witnesses would refuse this log's checkpoints`);
-    }
     const unreachable = [...policy.witnesses.values()].filter((w) => !w.url).map((w) => w.name);
     if (unreachable.length) log.warn('witnesses without a submission URL are never asked', { witnesses: unreachable.join(', ') });
-    return new Witnessing(policy, text, signer, log);
+    return new Witnessing(policy, text, file, signer, log);
+  }
+
+  /**
+   * Throws with a sentence unless the policy names this log's key under the log's origin: the origin
+   * its first checkpoint fixed once the signer has read it (LogSigner.settle), so a site that moved
+   * keeps its policy.
+   */
+  async check(): Promise<void> {
+    const { origin, vkey } = await this.#signer.identity();
+    if (!this.#policy.logs.some((l) => l.key.name === origin && l.vkey === vkey)) {
+      throw new Error(`LOG_POLICY (${this.#file}) has no line "log ${vkey}": witnesses would refuse this log's checkpoints`);
+    }
   }
 
   /** Records the policy in force, so the site publishes it. */
@@ -105,6 +115,8 @@ export class Witnessing {
   async run(db: WriterDb, signal: AbortSignal): Promise<void> {
     while (!signal.aborted) {
       await this.round(db).catch((error: Error) => this.#log.warn('witnessing round failed', { error: error.message }));
+      // A signal that ended during the round fires no more events: the pause is not begun.
+      if (signal.aborted) break;
       await new Promise<void>((resolve) => {
         const timer = setTimeout(resolve, ROUND_EVERY_MS);
         signal.addEventListener('abort', () => { clearTimeout(timer); resolve(); }, { once: true });
