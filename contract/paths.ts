@@ -4,6 +4,7 @@
 import { createHash } from 'node:crypto';
 import { readFileSync } from 'node:fs';
 import { createRequire } from 'node:module';
+import { isIP } from 'node:net';
 
 /** The API reference's renderer, served under its version so the asset can be cached for good. */
 export const REDOC_VERSION: string = createRequire(import.meta.url)('redoc/package.json').version;
@@ -170,6 +171,24 @@ export function withStoredLogOrigin<T extends Pick<Origins, 'siteUrl' | 'logOrig
       `an origin names a log for life, so set LOG_ORIGIN=${stored} or remove it, and start again.`);
   }
   return { ...cfg, logOrigin: stored };
+}
+
+/** Whether a URL names its host by a loopback or IP address (localhost, 127.0.0.1, [::1], 203.0.113.5): not a name a site keeps. */
+export function namedByAddress(url: string): boolean {
+  const host = new URL(url).hostname.replace(/^\[(.*)\]$/, '$1').toLowerCase();
+  return isIP(host) !== 0 || host === 'localhost' || host.endsWith('.localhost');
+}
+
+/**
+ * What the owner hears (the start banner, `npm run writer -- check`) while no real checkpoint has
+ * fixed the log's origin and the origin would come from a SITE_URL that is a loopback or IP address,
+ * with no LOG_ORIGIN: the first real checkpoint will fix that name for good. Undefined otherwise.
+ */
+export function unfixedLogOriginNotice(cfg: Pick<Origins, 'siteUrl' | 'logOrigin'>): string | undefined {
+  if (cfg.logOrigin || !namedByAddress(cfg.siteUrl)) return undefined;
+  return `The transparency log's name is not fixed yet: its first real checkpoint will fix it as ${logOrigin(cfg, false)}, ` +
+    `made from SITE_URL ${cfg.siteUrl}, and the log keeps it for good, also after the site moves. ` +
+    'To name the log after the address it will have, set LOG_ORIGIN in .env (such as stats.example.org/log) before the first real night is written.';
 }
 
 /** Where a log's files are served: the real log under /log/, the demo log under /log/demo/. */

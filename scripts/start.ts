@@ -10,7 +10,7 @@ import { writerConfigFromEnv } from './writer/config.ts';
 import { createLogger } from './writer/log.ts';
 import { startWriter } from './writer/writer.ts';
 import { noteVerifierKey } from '../contract/log-key.ts';
-import { logOrigin } from '../contract/paths.ts';
+import { logOrigin, unfixedLogOriginNotice } from '../contract/paths.ts';
 
 const log = (line: string) => console.log(line);
 
@@ -99,12 +99,25 @@ ${await logLines(stack.cfg, stack.storedLogOrigin, writerCfg.log?.policyFile)}
 `);
 }
 
-/** The log's origin and key, whether its first checkpoint fixed that origin, and its witnessing: for the start-up banner. */
+/** The log's origin and key, whether its first checkpoint fixed that origin (and if not, what the owner should know), and its witnessing: for the start-up banner. */
 async function logLines(cfg: Config, stored: string | null, policyFile: string | undefined): Promise<string> {
   const origin = logOrigin(cfg, false);
+  const notice = unfixedLogOriginNotice(cfg);
   return `  log        origin ${origin}${stored ? ', fixed by its first checkpoint' : ` (demo figures: ${logOrigin(cfg, true)})`}, verifier key
              ${await noteVerifierKey(origin, Buffer.from(cfg.LOG_PUBLIC_KEY, 'base64url'))}
-             ${policyFile ? `witnessed under the policy ${policyFile}` : 'not witnessed: set LOG_POLICY to a tlog-policy file naming witnesses (README, "Witnesses")'}`;
+             ${policyFile ? `witnessed under the policy ${policyFile}` : 'not witnessed: set LOG_POLICY to a tlog-policy file naming witnesses (README, "Witnesses")'}${notice ? `
+             ${wrap(notice, 85).join('\n             ')}` : ''}`;
+}
+
+/** Words in lines of at most `width` characters, for the banner. */
+function wrap(text: string, width: number): string[] {
+  const lines: string[] = [];
+  for (const word of text.split(' ')) {
+    const last = lines.at(-1);
+    if (last !== undefined && last.length + 1 + word.length <= width) lines[lines.length - 1] = `${last} ${word}`;
+    else lines.push(word);
+  }
+  return lines;
 }
 
 /** Which database the stack runs on, as `npm start` says it. */

@@ -1,6 +1,7 @@
 // The log's origin names it for life: the first real checkpoint fixes it, and a site that moves (here
 // to another port, as it would to an https domain) keeps it. On a private stack with a witness under a
-// policy: real nights signed on one SITE_URL; the stack restarted on another with the same policy comes back, signs
+// policy: before real data `writer check` says the name will be fixed and how to choose it; real
+// nights signed on one SITE_URL; the stack restarted on another with the same policy comes back, signs
 // on under the first origin, and its checkpoint, log page and documents name it, as does a node that
 // reads the database only as PostgREST does; `npm run verify` with the state file of before the move
 // still verifies; `npm start` itself comes back with its policy; and a LOG_ORIGIN naming another
@@ -42,6 +43,13 @@ const text = async (url: string) => {
   expect(answer.status, url).toBe(200);
   return answer.text();
 };
+/** `npm run writer -- check` against the fake account: its JSON report. */
+const check = async (extra: Record<string, string> = {}) => {
+  const run = await runCli(['check'], cliEnv(stack, { ...writerEnv(fake), ...extra }));
+  const line = run.stdout.split('\n').find((l) => l.startsWith('{"nights"'));
+  expect(line, run.stdout + run.stderr).toBeDefined();
+  return JSON.parse(line!) as { flags: string[]; notes: string[] };
+};
 const importNights = async (env: Record<string, string | undefined>, events: object[]) => {
   const run = await runCli(['import', '-'], env, events.map((e) => JSON.stringify(e)).join('\n') + '\n');
   expect(run.code, run.stdout + run.stderr).toBe(0);
@@ -75,8 +83,17 @@ afterAll(async () => {
 });
 
 describe('the log\'s origin', () => {
-  it('is fixed by the first real checkpoint, which the witness cosigns', async () => {
+  it('before real data: `writer check` says the first checkpoint will fix the name made from a loopback SITE_URL, and how to choose it', async () => {
     expect(await storedOrigin()).toBeNull();
+    const report = await check();
+    const note = report.notes.find((n) => n.startsWith('The transparency log\'s name is not fixed yet'));
+    expect(note, report.notes.join('\n')).toBe(`The transparency log's name is not fixed yet: its first real checkpoint will fix it as ${origin}, made from SITE_URL ${stack.cfg.siteUrl}, ` +
+      'and the log keeps it for good, also after the site moves. To name the log after the address it will have, set LOG_ORIGIN in .env (such as stats.example.org/log) before the first real night is written.');
+    // A name chosen says nothing more.
+    expect((await check({ LOG_ORIGIN: OTHER })).notes.join('\n')).not.toContain('not fixed yet');
+  }, 60_000);
+
+  it('is fixed by the first real checkpoint, which the witness cosigns; then `check` no longer warns', async () => {
     const events = Array.from({ length: 10 }, (_, i) => ({ type: 'payout', date: addDays(today, -10 + i), usd: 20 + i + 0.25 }));
     await importNights(cliEnv(stack, { LOG_POLICY: policy }), events);
     expect(await storedOrigin()).toBe(origin);
@@ -86,6 +103,7 @@ describe('the log\'s origin', () => {
     const first = await npmVerify('--site', stack.cfg.siteUrl, '--state', state(), '--policy', policy);
     expect(first.code, first.stdout + first.stderr).toBe(0);
     expect(JSON.parse(readFileSync(state(), 'utf8'))).toMatchObject({ vkey, origin, size: 8 });
+    expect((await check()).notes.join('\n')).not.toContain('not fixed yet');
   }, 120_000);
 
   it('is kept when SITE_URL moves: the stack comes back, and every part names the first origin', async () => {
@@ -157,6 +175,7 @@ describe('the log\'s origin', () => {
     const writer = await runCli(['import', '-'], cliEnv(stack, { LOG_ORIGIN: OTHER }), `${JSON.stringify({ type: 'payout', date: addDays(today, -4), usd: 1 })}\n`);
     expect(writer.code).toBe(1);
     expect(writer.lines.map((l) => l.msg)).toEqual([sentence]);
+    expect((await check({ LOG_ORIGIN: OTHER })).flags).toContain(sentence);
     // The database refuses a real checkpoint under another origin, whoever signs it.
     await withClient(stack.db.adminUrl, async (c) => {
       await c.query('begin');

@@ -1,7 +1,9 @@
 // `check`: a read-only dry run against the configured Polymarket account, an operator's first step
 // before the first real write. It reads what the writer would publish, writes nothing anywhere, and
-// prints figures only (no address, market or order id), flagging what looks implausible.
+// prints figures only (no address, market or order id), flagging what looks implausible. It also says
+// what name the transparency log will keep, while its first real checkpoint has not fixed one.
 import { addDays, DAY_MS, midnightMs, utcDate } from '../../contract/dates.ts';
+import { unfixedLogOriginNotice, withStoredLogOrigin, type Origins } from '../../contract/paths.ts';
 import type { Logger } from './log.ts';
 import type { PolymarketSource } from './polymarket/source.ts';
 import { CREDIT_TOLERANCE_USD, MIN_PAYOUT_USD } from './polymarket/source.ts';
@@ -122,6 +124,29 @@ export async function runCheck(source: PolymarketSource, now: Date, log: Logger)
     flags,
     notes,
   };
+}
+
+/**
+ * What `check` says of the transparency log's name: a flag when LOG_ORIGIN names another origin than
+ * the one the log's first real checkpoint fixed; a note while none has fixed it and it would be made
+ * from a loopback or IP SITE_URL (unfixedLogOriginNotice); nothing once it is fixed. `stored` reads
+ * the fixed origin from the database; when that cannot be read the note says so.
+ */
+export async function logOriginFinding(origins: Pick<Origins, 'siteUrl' | 'logOrigin'>, stored: () => Promise<string | null>): Promise<{ flag: string } | { note: string } | undefined> {
+  let origin: string | null;
+  try {
+    origin = await stored();
+  } catch (error) {
+    const notice = unfixedLogOriginNotice(origins);
+    return notice ? { note: `${notice} (The database could not be read to tell whether a real checkpoint has fixed it already: ${(error as Error).message}.)` } : undefined;
+  }
+  try {
+    withStoredLogOrigin(origins, origin);
+  } catch (error) {
+    return { flag: (error as Error).message };
+  }
+  const notice = origin ? undefined : unfixedLogOriginNotice(origins);
+  return notice ? { note: notice } : undefined;
 }
 
 export function formatCheck(r: CheckReport): string {

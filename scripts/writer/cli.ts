@@ -2,10 +2,11 @@
 import { isCalendarDate } from '../../contract/dates.ts';
 import { loadEnv } from '../lib/config.ts';
 import { backfill } from './backfill.ts';
-import { formatCheck, runCheck } from './check.ts';
-import { writerConfigFromEnv, type WriterConfig } from './config.ts';
+import { formatCheck, logOriginFinding, runCheck } from './check.ts';
+import { logOrigins, writerConfigFromEnv, type LogSettings, type WriterConfig } from './config.ts';
 import { heartbeat, runCycle } from './cycle.ts';
 import { openWriterDb } from './db.ts';
+import { readStoredOrigin } from './log-signer.ts';
 import { seedDemoIfEmpty } from './demo.ts';
 import { HELP } from './help.ts';
 import { importEvents, openInput } from './import.ts';
@@ -42,15 +43,17 @@ async function main(argv: string[]): Promise<number> {
   const env = loadEnv();
   let log = createLogger();
   let cfg: WriterConfig;
+  let origins: LogSettings['origins'];
   try {
     // The same file `npm start` reads (ENV_FILE, else .env), so both reach the same database.
     cfg = writerConfigFromEnv(env);
+    origins = logOrigins(env);
     log = createLogger({ minLevel: cfg.logLevel });
   } catch (error) {
     log.error((error as Error).message);
     return 1;
   }
-  if (command === 'check') return checkCommand(cfg, log);
+  if (command === 'check') return checkCommand(cfg, origins, log);
   if (command === 'status') return statusCommand(cfg);
   if (command === 'run') return run(cfg, log);
   // Every other command writes: each of its writes signs the log's new tree.
@@ -174,13 +177,23 @@ async function backfillCommand(cfg: WriterConfig, log: Logger, since: string, du
   }
 }
 
-async function checkCommand(cfg: WriterConfig, log: Logger): Promise<number> {
+async function checkCommand(cfg: WriterConfig, origins: LogSettings['origins'], log: Logger): Promise<number> {
   const source = makeSource(cfg, log);
   if (!(source instanceof PolymarketSource)) {
     log.error('check reads Polymarket: set its credentials (and WRITER_SOURCE=polymarket), see .env.example.');
     return 1;
   }
   const report = await runCheck(source, new Date(), log);
+  const finding = await logOriginFinding(origins, async () => {
+    const db = openWriterDb(cfg.databaseUrl);
+    try {
+      return await readStoredOrigin(db);
+    } finally {
+      await db.destroy();
+    }
+  });
+  if (finding && 'flag' in finding) report.flags.push(finding.flag);
+  if (finding && 'note' in finding) report.notes.push(finding.note);
   process.stdout.write(process.stdout.isTTY ? `${formatCheck(report)}\n` : `${JSON.stringify(report)}\n`);
   return report.flags.length === 0 ? 0 : 1;
 }

@@ -70,7 +70,7 @@ export interface WriterConfig {
 export interface LogSettings {
   /** LOG_SIGNING_KEY: the log's own Ed25519 key (PKCS#8 DER, base64url). */
   signingKey: string;
-  /** The site's origin and LOG_ORIGIN, from which the log's origins are made. */
+  /** The site's origin and LOG_ORIGIN, from which the log's origins are made until its first real checkpoint fixes one. */
   origins: { siteUrl: string; logOrigin: string | undefined };
   /** LOG_SIGNER_STATE: the file where the signer keeps the last checkpoint it signed; none: it keeps none. */
   stateFile: string | undefined;
@@ -225,17 +225,24 @@ export function sourceFromEnv(env: Env): SourceName {
   return raw;
 }
 
-/** LOG_ORIGIN names a signed-note key (https://c2sp.org/signed-note): no spaces, no plus sign, and no scheme. */
-function logSettings(env: Env): LogSettings | undefined {
-  if (!env.LOG_SIGNING_KEY) return undefined;
-  const cfg = configFromEnv(env, []);
+/**
+ * The site's origin and LOG_ORIGIN, from which the log's origins are made until its first real
+ * checkpoint fixes one. LOG_ORIGIN names a signed-note key (https://c2sp.org/signed-note): no spaces,
+ * no plus sign, and no scheme.
+ */
+export function logOrigins(env: Env): LogSettings['origins'] {
   const origin = env.LOG_ORIGIN;
   if (origin && (/[\s+]/u.test(origin) || origin.includes('://'))) {
     throw new Error(`LOG_ORIGIN must be a schema-less name such as example.org/log, without spaces or "+", got "${origin}".`);
   }
+  return { siteUrl: configFromEnv(env, []).siteUrl, logOrigin: origin || undefined };
+}
+
+function logSettings(env: Env): LogSettings | undefined {
+  if (!env.LOG_SIGNING_KEY) return undefined;
   return {
     signingKey: env.LOG_SIGNING_KEY,
-    origins: { siteUrl: cfg.siteUrl, logOrigin: env.LOG_ORIGIN || undefined },
+    origins: logOrigins(env),
     stateFile: env.LOG_SIGNER_STATE ? path.resolve(ROOT_DIR, env.LOG_SIGNER_STATE) : undefined,
     policyFile: env.LOG_POLICY ? path.resolve(ROOT_DIR, env.LOG_POLICY) : undefined,
   };

@@ -80,6 +80,9 @@ looks implausible: no paid earnings for nights on end, zero cash with positions 
 earnings and REWARD credits differ, activity whose effect on cash it cannot tell (a type it does not
 know, a tip without a direction), reward reads that fail. For a deposit wallet (SIGNATURE_TYPE=3),
 which the rewards routes' reference does not list, it says so, and whether those routes answered.
+While no real checkpoint has fixed the transparency log's name and SITE_URL is a loopback or IP
+address with no LOG_ORIGIN, it says which name the first checkpoint will fix and how to choose
+another; a LOG_ORIGIN naming another origin than the fixed one is flagged.
 Figures only: no address or id.
 Exit code 0 when nothing is flagged, 1 otherwise. Run it before the first real write.`,
   'seed-demo': `Usage: npm run writer -- seed-demo

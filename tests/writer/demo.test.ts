@@ -116,6 +116,9 @@ describe('npm start', () => {
       }
       expect(out, out).toMatch(/writer\s+source demo/);
       expect(out).toMatch(/\[writer\].*cycle done/);
+      // Before any real data, on a loopback SITE_URL with no LOG_ORIGIN: the banner says the log's name is not fixed yet, and how to choose it.
+      expect(out.replace(/\s+/g, ' ')).toContain(`The transparency log's name is not fixed yet: its first real checkpoint will fix it as 127.0.0.1:${env.SITE_PORT}/log, ` +
+        `made from SITE_URL http://127.0.0.1:${env.SITE_PORT}, and the log keeps it for good, also after the site moves. To name the log after the address it will have, set LOG_ORIGIN in .env`);
       const anonKey = /anon key\s+(\S+)/.exec(out)![1]!;
       const res = await fetch(`http://127.0.0.1:${env.API_PORT}/rest/v1/rpc/landing_stats`, { headers: { apikey: anonKey } });
       const stats = await res.json() as Record<string, any>;
