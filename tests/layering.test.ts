@@ -29,6 +29,9 @@ const MAY_IMPORT: Record<string, string[]> = {
   'scripts/audit/': ['scripts/audit/', 'scripts/verify/', 'scripts/writer/', 'scripts/lib/', 'contract/'],
   // A benchmark runs a private stack, as the tests do.
   'scripts/bench/': ['scripts/bench/', 'scripts/stack/', 'scripts/lib/', 'contract/'],
+  // The docs describe every part: they read each part's defaults (the backup command's among them)
+  // and picture the page on a private stack, as the tests do.
+  'scripts/docs/': ['scripts/docs/', 'scripts/', 'scripts/stack/', 'scripts/writer/', 'scripts/lib/', 'edge/', 'site/', 'contract/'],
   // The commands: `npm start` runs the stack and the writer; `npm run witness` a witness.
   'scripts/': ['scripts/lib/', 'scripts/stack/', 'scripts/writer/', 'scripts/witness/', 'contract/'],
 };
