@@ -7,13 +7,11 @@ import { readdirSync, readFileSync, statSync } from 'node:fs';
 import path from 'node:path';
 import { parseEnv } from 'node:util';
 import { describe, expect, it } from 'vitest';
-import { edgeConfigFromEnv } from '../../edge/config.ts';
-import { BACKUP_DEFAULTS, USAGE as BACKUP_USAGE } from '../../scripts/backup.ts';
+import { USAGE as BACKUP_USAGE } from '../../scripts/backup.ts';
+import { configurationDefaults } from '../../scripts/docs/configuration.ts';
 import { configFromEnv, ROOT_DIR, STACK_DEFAULTS } from '../../scripts/lib/config.ts';
 import { gatewayAddresses } from '../../scripts/lib/nginx.ts';
-import { WRITER_DEFAULTS } from '../../scripts/writer/config.ts';
 import { HELP as WRITER_HELP } from '../../scripts/writer/help.ts';
-import { DEFAULT_POLICY_UPDATED } from '../../site/render/render.ts';
 import { envExampleNames } from '../support/env-example.ts';
 
 // Read from the environment but not configuration an operator sets: the process's own environment,
@@ -39,20 +37,6 @@ function namesReadByCode(): Map<string, string> {
   return found;
 }
 
-/** The value the code uses for each variable the environment leaves unset, as text. */
-function codeDefaults(): Map<string, string> {
-  const stack = configFromEnv({}, []);
-  // The edge keeps its defaults to itself: read them through its configuration, given only what it requires.
-  const edge = edgeConfigFromEnv({ SITE_URL: 'http://a', API_URL: 'http://a', EDGE_API_UPSTREAM: 'http://a', EDGE_POSTGREST_UPSTREAM: 'http://a', ANON_KEY: 'k', HTTP_SIG_PRIVATE_KEY: 'k' });
-  const defaults = {
-    ...STACK_DEFAULTS, ...WRITER_DEFAULTS, ...BACKUP_DEFAULTS,
-    SITE_URL: stack.siteUrl, API_URL: stack.apiUrl, POLICY_UPDATED: DEFAULT_POLICY_UPDATED,
-    EDGE_STATS_TTL_SECONDS: edge.statsTtlMs / 1000, EDGE_HEALTH_TTL_SECONDS: edge.healthTtlMs / 1000,
-    EDGE_UPSTREAM_TIMEOUT_SECONDS: edge.upstreamTimeoutMs / 1000, EDGE_WARM_SECONDS: edge.warmPeriodMs / 1000,
-  };
-  return new Map(Object.entries(defaults).map(([name, value]) => [name, String(value)]));
-}
-
 /** `NAME (default X` or `NAME (X)` in prose, for the variables that have a default: [name, X]. */
 function statedDefaults(text: string, defaults: Map<string, string>): [string, string][] {
   return [...text.matchAll(/\b([A-Z][A-Z0-9_]{3,})`?\s+\((?:default\s+)?([^\s,;)]+)/g)]
@@ -61,7 +45,7 @@ function statedDefaults(text: string, defaults: Map<string, string>): [string, s
 
 
 describe('configuration', () => {
-  const defaults = codeDefaults();
+  const defaults = configurationDefaults();
 
   const documented = envExampleNames();
 
