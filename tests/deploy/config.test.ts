@@ -1,9 +1,9 @@
 // One source of configuration: every variable the code, the compose file or the nginx templates read
 // is documented in .env.example, and every variable .env.example documents is read somewhere. The
 // defaults are the code's (the config modules' tables, the edge's own configuration); .env.example,
-// docker-compose.yml, the README and the help texts show the same values.
+// docker-compose.yml, the README, the docs and the help texts show the same values.
 import { spawnSync } from 'node:child_process';
-import { readdirSync, readFileSync, statSync } from 'node:fs';
+import { readdirSync, readFileSync } from 'node:fs';
 import path from 'node:path';
 import { parseEnv } from 'node:util';
 import { describe, expect, it } from 'vitest';
@@ -12,30 +12,12 @@ import { configurationDefaults } from '../../scripts/docs/configuration.ts';
 import { configFromEnv, ROOT_DIR, STACK_DEFAULTS } from '../../scripts/lib/config.ts';
 import { gatewayAddresses } from '../../scripts/lib/nginx.ts';
 import { HELP as WRITER_HELP } from '../../scripts/writer/help.ts';
-import { envExampleNames } from '../support/env-example.ts';
+import { envExampleNames, namesReadByCode } from '../support/env-example.ts';
 
 // Read from the environment but not configuration an operator sets: the process's own environment,
 // variables the stack hands its children (edge/writer) from settings .env.example already names,
-// and the benchmark's knobs (documented in the README).
+// and the benchmark's knobs (documented in docs/contributing.md).
 const NOT_OPERATOR_SETTINGS = new Set(['PATH', 'HOME', 'NODE_ENV', 'TZ', 'CI', 'BENCH_SECONDS', 'BENCH_ROUNDS']);
-
-function sourceFiles(dir: string): string[] {
-  return readdirSync(dir).filter((entry) => entry !== 'node_modules').flatMap((entry) => {
-    const full = path.join(dir, entry);
-    return statSync(full).isDirectory() ? sourceFiles(full) : /\.(ts|mts)$/.test(entry) ? [full] : [];
-  });
-}
-
-/** Names read as env.NAME, env['NAME'], process.env.NAME, or passed as (env, 'NAME', …) to a reader. */
-function namesReadByCode(): Map<string, string> {
-  const found = new Map<string, string>();
-  for (const file of [...sourceFiles(path.join(ROOT_DIR, 'scripts')), ...sourceFiles(path.join(ROOT_DIR, 'edge'))]) {
-    const text = readFileSync(file, 'utf8');
-    const patterns = [/\benv\.([A-Z][A-Z0-9_]+)/g, /\benv\[['"]([A-Z][A-Z0-9_]+)['"]\]/g, /\(env,\s*['"]([A-Z][A-Z0-9_]+)['"]/g];
-    for (const re of patterns) for (const m of text.matchAll(re)) if (!found.has(m[1]!)) found.set(m[1]!, path.relative(ROOT_DIR, file));
-  }
-  return found;
-}
 
 /** `NAME (default X` or `NAME (X)` in prose, for the variables that have a default: [name, X]. */
 function statedDefaults(text: string, defaults: Map<string, string>): [string, string][] {
@@ -87,10 +69,12 @@ describe('configuration', () => {
     expect(gatewayAddresses(configFromEnv({ DATA_DIR: deep }, []))).toEqual({ site: `http://127.0.0.1:${STACK_DEFAULTS.SITE_PORT}`, api: `http://127.0.0.1:${STACK_DEFAULTS.API_PORT}` });
   });
 
-  it('states in the README and in the help of the command lines the defaults the code applies', () => {
+  it('states in the README, the docs and the help of the command lines the defaults the code applies', () => {
     const readme = readFileSync(path.join(ROOT_DIR, 'README.md'), 'utf8');
+    const docs = readdirSync(path.join(ROOT_DIR, 'docs'), { recursive: true, encoding: 'utf8' }).filter((f) => f.endsWith('.md'))
+      .map((f) => readFileSync(path.join(ROOT_DIR, 'docs', f), 'utf8')).join('\n');
     const helps = [...Object.values(WRITER_HELP), BACKUP_USAGE].join('\n');
-    for (const [where, text] of [['README.md', readme], ['the help texts', helps]] as const) {
+    for (const [where, text] of [['the README and the docs', `${readme}\n${docs}`], ['the help texts', helps]] as const) {
       const stated = statedDefaults(text, defaults);
       expect(stated.length, `${where} states no default at all: the pattern no longer finds them`).toBeGreaterThan(1);
       expect(stated.filter(([name, value]) => value !== defaults.get(name)).map(([name, value]) => `${where}: ${name} (${value}), the code's default is ${defaults.get(name)}`)).toEqual([]);

@@ -1,6 +1,6 @@
 // Pure pieces of the writer: L2 signing against the published vectors, redaction, Retry-After,
 // defensive parsing of Polymarket's numbers and dates, the payout-date convention, configuration,
-// and the import format's one table against its help and the README.
+// and the import format's one table against its help and its reference page.
 import { readFileSync } from 'node:fs';
 import { hostname } from 'node:os';
 import path from 'node:path';
@@ -8,6 +8,7 @@ import { describe, expect, it } from 'vitest';
 import { ROOT_DIR } from '../../scripts/lib/config.ts';
 import { sourceFromEnv, writerConfigFromEnv } from '../../scripts/writer/config.ts';
 import { EVENT_FIELDS, EVENT_TYPES, eventFormat, parseEvent } from '../../scripts/writer/events.ts';
+import { HELP } from '../../scripts/writer/help.ts';
 import { createLogger } from '../../scripts/writer/log.ts';
 import { decimal, rowDate } from '../../scripts/writer/polymarket/parse.ts';
 import { l2Headers, signL2 } from '../../scripts/writer/polymarket/hmac.ts';
@@ -183,11 +184,12 @@ describe('the import format', () => {
     }
   });
 
-  it('is the list of event types the README names', () => {
-    const readme = readFileSync(path.join(ROOT_DIR, 'README.md'), 'utf8');
-    const bullet = /^- \*\*Import\*\*: one JSON event per line: ([^(]+)\(formats in `--help`\)/m.exec(readme);
-    expect(bullet, 'the README\'s Import bullet').not.toBeNull();
+  it('is the list of event types its reference page names, and the page shows the help as it is', () => {
+    const page = readFileSync(path.join(ROOT_DIR, 'docs', 'reference', 'import-format.md'), 'utf8');
+    const bullet = /^- \*\*Import\*\*: one JSON event per line: ([^(]+)\(formats in `--help`\)/m.exec(page);
+    expect(bullet, 'the page\'s Import bullet').not.toBeNull();
     expect([...bullet![1]!.matchAll(/`([a-z_]+)`/g)].map((m) => m[1])).toEqual(EVENT_TYPES);
+    expect(page, 'the help of `npm run writer -- import --help`, in a fence of its own').toContain(`\n\`\`\`\n${HELP.import}\n\`\`\`\n`);
   });
 
   it('names the event types in order when a line has another', () => {
