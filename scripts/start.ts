@@ -105,7 +105,7 @@ async function logLines(cfg: Config, stored: string | null, policyFile: string |
   const notice = unfixedLogOriginNotice(cfg);
   return `  log        origin ${origin}${stored ? ', fixed by its first checkpoint' : ` (demo figures: ${logOrigin(cfg, true)})`}, verifier key
              ${await noteVerifierKey(origin, Buffer.from(cfg.LOG_PUBLIC_KEY, 'base64url'))}
-             ${policyFile ? `witnessed under the policy ${policyFile}` : 'not witnessed: set LOG_POLICY to a tlog-policy file naming witnesses (README, "Witnesses")'}${notice ? `
+             ${policyFile ? `witnessed under the policy ${policyFile}` : 'not witnessed: set LOG_POLICY to a tlog-policy file naming witnesses (docs/witness.md)'}${notice ? `
              ${wrap(notice, 85).join('\n             ')}` : ''}`;
 }
 
