@@ -22,7 +22,7 @@ import type { Origins } from '../contract/paths.ts';
 import { UNAVAILABLE } from '../contract/texts/rules.ts';
 import { healthSummary, historySummary, statsSummary } from '../contract/texts/summaries.ts';
 import { buildAgentCard } from './agent-card.ts';
-import { createAnswerMemo, cutTemplate, fillTemplate, templateChars, type Template } from './answer-memo.ts';
+import { createAnswerMemo, cutTemplate, fillTemplate, templateChars, type HeaderOf, type KeptAnswer, type Template } from './answer-memo.ts';
 import type { Figures } from './figures.ts';
 import { INVALID_PARAMS, paramsProblem, publicError, type RpcError } from './rpc-errors.ts';
 
@@ -137,8 +137,46 @@ function templateOf(text: string, asked: Asked, published: Published | undefined
   return cutTemplate<Hole>(text, { id: hole('id', asked.id), messageId: hole('messageId', published.messageId), contextId: hole('contextId', published.contextId) });
 }
 
-/** POST /a2a: one JSON-RPC request, answered with one Message or an error. */
-export function createA2ARpc(cfg: Pick<Origins, 'siteUrl'>, figures: Figures): (request: Request) => Promise<Response> {
+/** What a POST asks, read before any SDK sees it: a reply made here (a refusal), or the request for the SDK. */
+type Read =
+  | { reply: object }
+  | { body: Record<string, unknown>; id: unknown; requestedVersion: string | undefined; legacy: boolean; asked: Asked | undefined };
+
+function readRequest(header: HeaderOf, text: string): Read {
+  const requestedVersion = header(A2A_VERSION_HEADER) || undefined;
+  const legacy = (requestedVersion ?? A2A_LEGACY_PROTOCOL_VERSION) === A2A_LEGACY_PROTOCOL_VERSION;
+  const mapError = legacy ? LegacyJsonRpcTransportHandler.mapToLegacyJSONRPCError : JsonRpcTransportHandler.mapToJSONRPCError;
+  const contentType = header('content-type');
+  if (contentType && contentType.split(';', 1)[0]!.trim().toLowerCase() !== 'application/json') {
+    return { reply: { jsonrpc: '2.0', id: null, error: mapError(new ContentTypeNotSupportedError(`Unsupported Content-Type "${contentType}"; expected application/json.`)) } };
+  }
+  let body: Record<string, unknown>;
+  try {
+    body = JSON.parse(text) as Record<string, unknown>;
+  } catch {
+    // Parsed here: a string handed to the SDK would come back as -32600/-32602, not -32700.
+    return { reply: { jsonrpc: '2.0', id: null, error: { code: -32700, message: 'Parse error: the body is not valid JSON.' } } };
+  }
+  const id = isRecord(body) ? (body.id ?? null) : null;
+  const problem = paramsProblem(body, 'a2a');
+  if (problem) return { reply: { jsonrpc: '2.0', id, error: { code: INVALID_PARAMS, message: `Invalid params: ${problem}` } } };
+  return { body, id, requestedVersion, legacy, asked: isRecord(body) ? requestKey(requestedVersion, body) : undefined };
+}
+
+const JSON_HEADER_LIST = Object.entries(jsonHeaders);
+
+export interface A2AEndpoint {
+  /** POST /a2a: one JSON-RPC request, answered with one Message or an error. */
+  handle(request: Request): Promise<Response>;
+  /**
+   * The answer `handle` gives from what it kept for a POST of this text with these headers (the
+   * reply the SDK made for the same request before, with this request's id and fresh message and
+   * context ids in place); undefined when `handle` would make one.
+   */
+  kept(header: HeaderOf, text: string): Promise<KeptAnswer | undefined>;
+}
+
+export function createA2AEndpoint(cfg: Pick<Origins, 'siteUrl'>, figures: Figures): A2AEndpoint {
   const card = buildAgentCard(cfg);
   const memo = createAnswerMemo<Template<Hole>>(figures, templateChars);
   // A handler pair per request not answered from the memo, reading the figures through its recording.
@@ -147,53 +185,52 @@ export function createA2ARpc(cfg: Pick<Origins, 'siteUrl'>, figures: Figures): (
     const requestHandler = new DefaultRequestHandler(card, new InMemoryTaskStore(), new FiguresExecutor(recorded, cfg.siteUrl, onPublished));
     return { v1: new JsonRpcTransportHandler(requestHandler), v03: new LegacyJsonRpcTransportHandler(requestHandler) };
   };
-
-  return async (request) => {
-    const requestedVersion = request.headers.get(A2A_VERSION_HEADER) || undefined;
-    const legacy = (requestedVersion ?? A2A_LEGACY_PROTOCOL_VERSION) === A2A_LEGACY_PROTOCOL_VERSION;
-    const mapError = legacy ? LegacyJsonRpcTransportHandler.mapToLegacyJSONRPCError : JsonRpcTransportHandler.mapToJSONRPCError;
-    const contentType = request.headers.get('content-type');
-    if (contentType && contentType.split(';', 1)[0]!.trim().toLowerCase() !== 'application/json') {
-      return rpcReply({ jsonrpc: '2.0', id: null, error: mapError(new ContentTypeNotSupportedError(`Unsupported Content-Type "${contentType}"; expected application/json.`)) });
-    }
-    let body: Record<string, unknown>;
-    try {
-      body = JSON.parse(await request.text()) as Record<string, unknown>;
-    } catch {
-      // Parsed here: a string handed to the SDK would come back as -32600/-32602, not -32700.
-      return rpcReply({ jsonrpc: '2.0', id: null, error: { code: -32700, message: 'Parse error: the body is not valid JSON.' } });
-    }
-    const id = isRecord(body) ? (body.id ?? null) : null;
-    const problem = paramsProblem(body, 'a2a');
-    if (problem) return rpcReply({ jsonrpc: '2.0', id, error: { code: INVALID_PARAMS, message: `Invalid params: ${problem}` } });
-    const asked = isRecord(body) ? requestKey(requestedVersion, body) : undefined;
+  /** The kept reply's text for this request, with its own values in place. */
+  const keptText = async (asked: Asked | undefined, id: unknown) => {
     const kept = asked && (await memo.find(asked.key));
-    if (asked && kept) {
-      const values = { id: hole('id', id), messageId: hole('messageId', crypto.randomUUID()), contextId: hole('contextId', asked.contextId ?? crypto.randomUUID()) };
-      return new Response(fillTemplate(kept, values), { status: 200, headers: jsonHeaders });
-    }
-    const recording = memo.recording(figures);
-    let published: Published | undefined;
-    const { v1, v03 } = handlersOver(recording.figures, (message) => { published = message; });
-    try {
-      const headers: Record<string, string> = {};
-      request.headers.forEach((value, key) => { headers[key] = value; });
-      const ctx = defaultServerCallContextBuilder({ extensions: undefined, user: new UnauthenticatedUser(), headers, requestedVersion });
-      validateVersion(ctx.requestedVersion, card, 'JSONRPC');
-      const result = await (legacy ? v03 : v1).handle(body, ctx);
-      if (result && typeof (result as AsyncIterable<unknown>)[Symbol.asyncIterator] === 'function') {
-        // Only streaming methods return a stream, and the card says streaming: false, so the SDK
-        // refuses them first; this is the belt to those braces.
-        return rpcReply({ jsonrpc: '2.0', id, error: { code: -32004, message: 'Streaming is not supported by this agent.' } });
+    if (!asked || !kept) return undefined;
+    return fillTemplate(kept, { id: hole('id', id), messageId: hole('messageId', crypto.randomUUID()), contextId: hole('contextId', asked.contextId ?? crypto.randomUUID()) });
+  };
+
+  return {
+    async kept(header, text) {
+      const read = readRequest(header, text);
+      if ('reply' in read) return undefined;
+      const body = await keptText(read.asked, read.id);
+      return body === undefined ? undefined : { body, headers: JSON_HEADER_LIST };
+    },
+
+    async handle(request) {
+      // A body that cannot be read is answered as one that is not JSON.
+      const read = readRequest((name) => request.headers.get(name), await request.text().catch(() => ''));
+      if ('reply' in read) return rpcReply(read.reply);
+      const { body, id, requestedVersion, legacy, asked } = read;
+      const kept = await keptText(asked, id);
+      if (kept !== undefined) return new Response(kept, { status: 200, headers: jsonHeaders });
+      const mapError = legacy ? LegacyJsonRpcTransportHandler.mapToLegacyJSONRPCError : JsonRpcTransportHandler.mapToJSONRPCError;
+      const recording = memo.recording(figures);
+      let published: Published | undefined;
+      const { v1, v03 } = handlersOver(recording.figures, (message) => { published = message; });
+      try {
+        const headers: Record<string, string> = {};
+        request.headers.forEach((value, key) => { headers[key] = value; });
+        const ctx = defaultServerCallContextBuilder({ extensions: undefined, user: new UnauthenticatedUser(), headers, requestedVersion });
+        validateVersion(ctx.requestedVersion, card, 'JSONRPC');
+        const result = await (legacy ? v03 : v1).handle(body, ctx);
+        if (result && typeof (result as AsyncIterable<unknown>)[Symbol.asyncIterator] === 'function') {
+          // Only streaming methods return a stream, and the card says streaming: false, so the SDK
+          // refuses them first; this is the belt to those braces.
+          return rpcReply({ jsonrpc: '2.0', id, error: { code: -32004, message: 'Streaming is not supported by this agent.' } });
+        }
+        const reply = result as { error?: RpcError };
+        if (reply?.error) return rpcReply({ ...reply, error: publicError(reply.error, console.error) });
+        const text = JSON.stringify(result);
+        const template = asked && templateOf(text, asked, published);
+        if (asked && template) recording.keep(asked.key, template);
+        return new Response(text, { status: 200, headers: jsonHeaders });
+      } catch (error) {
+        return rpcReply({ jsonrpc: '2.0', id, error: publicError(mapError(error), console.error) });
       }
-      const reply = result as { error?: RpcError };
-      if (reply?.error) return rpcReply({ ...reply, error: publicError(reply.error, console.error) });
-      const text = JSON.stringify(result);
-      const template = asked && templateOf(text, asked, published);
-      if (asked && template) recording.keep(asked.key, template);
-      return new Response(text, { status: 200, headers: jsonHeaders });
-    } catch (error) {
-      return rpcReply({ jsonrpc: '2.0', id, error: publicError(mapError(error), console.error) });
-    }
+    },
   };
 }

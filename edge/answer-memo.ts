@@ -7,6 +7,15 @@ import type { Figures } from './figures.ts';
 
 type FigureName = keyof Figures;
 
+/** A kept answer as it goes out again, always with HTTP 200: its text and its headers (names in lower case). */
+export interface KeptAnswer {
+  body: string;
+  headers: [string, string][];
+}
+
+/** One request header as the Fetch API's `Headers.get` reads it (repeats joined by ", "), or null. */
+export type HeaderOf = (name: string) => string | null;
+
 /** Distinct requests kept; the oldest goes first. Enough for every tool, skill and argument an agent polls. */
 const MEMO_SIZE = 64;
 /**

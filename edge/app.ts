@@ -12,8 +12,9 @@ import { LogHolder, postgrestReads, type LogSource } from './log-holder.ts';
 import { createLogReader } from './log-views.ts';
 import { jsonError } from './http.ts';
 import { createAnswerSigner, type AnswerSigner } from './response-signature.ts';
-import { forCacheFill, notFound, type Sign } from './routing.ts';
-import { createAgentsApp } from './routes/agents.ts';
+import { CACHE_FILL_HEADER, forCacheFill, notFound, type Sign } from './routing.ts';
+import type { HeaderOf, KeptAnswer } from './answer-memo.ts';
+import { createAgents, MAX_BODY_BYTES } from './routes/agents.ts';
 import { createApiHostApp } from './routes/api-host.ts';
 import { createKeyDirectoryApp } from './routes/key-directory.ts';
 import { createPageApp } from './routes/page.ts';
@@ -36,7 +37,42 @@ export interface AppOptions {
   logSource?: LogSource;
 }
 
+/** The CORS of every answer but a cache fill's. */
+const CORS = {
+  origin: '*',
+  allowMethods: ['GET', 'HEAD', 'POST', 'OPTIONS'],
+  allowHeaders: ['content-type', 'accept', 'if-none-match', 'mcp-protocol-version', 'a2a-version', 'last-event-id'],
+  exposeHeaders: ['ETag', 'Link', 'Retry-After', 'X-Cache-Status', 'X-Markdown-Tokens', 'Signature', 'Signature-Input', 'Content-Digest', 'Log-Checkpoint'],
+  maxAge: 86400,
+};
+
+/**
+ * The answers the app gives from what its MCP and A2A endpoints kept, asked without the app: a
+ * runtime's server may answer such a request from here before it makes the Fetch API objects the
+ * app takes, and must then send exactly what the app would (tests/edge/answer-memo.test.ts holds
+ * the two to the same bytes and headers).
+ */
+export interface KeptAnswers {
+  /**
+   * Whether a request may be one of them: a POST to an endpoint's own path (no query), not from a
+   * gateway filling its cache, with its body's length given and within the body limit. Only then is
+   * its body read and `answer` asked.
+   */
+  takes(method: string, path: string, header: HeaderOf): boolean;
+  /** The app's answer to such a request (the headers the app adds included), or undefined when only the app can make it. */
+  answer(path: string, header: HeaderOf, text: string): Promise<KeptAnswer | undefined>;
+}
+
+export interface EdgeApp {
+  app: Hono;
+  kept: KeptAnswers;
+}
+
 export function createApp(cfg: EdgeConfig, options: AppOptions = {}): Hono {
+  return createEdgeApp(cfg, options).app;
+}
+
+export function createEdgeApp(cfg: EdgeConfig, options: AppOptions = {}): EdgeApp {
   const fetchImpl = options.fetch ?? fetch;
   const logs = createLogReader(options.logSource ?? new LogHolder(postgrestReads(cfg.postgrestUpstream, cfg.upstreamTimeoutMs, fetchImpl)));
   const figures = options.figures ?? createFigures(cfg, createUpstream(cfg, fetchImpl), logs);
@@ -58,20 +94,32 @@ export function createApp(cfg: EdgeConfig, options: AppOptions = {}): Hono {
   });
   app.notFound(notFound);
 
-  const corsHeaders = cors({
-    origin: '*',
-    allowMethods: ['GET', 'HEAD', 'POST', 'OPTIONS'],
-    allowHeaders: ['content-type', 'accept', 'if-none-match', 'mcp-protocol-version', 'a2a-version', 'last-event-id'],
-    exposeHeaders: ['ETag', 'Link', 'Retry-After', 'X-Cache-Status', 'X-Markdown-Tokens', 'Signature', 'Signature-Input', 'Content-Digest', 'Log-Checkpoint'],
-    maxAge: 86400,
-  });
+  const corsHeaders = cors(CORS);
   app.use('*', (c: Context, next) => (forCacheFill(c) ? next() : corsHeaders(c, next)));
 
   app.route(SITE_PATHS.HOME, createRecordsApp({ cfg, figures, sign: signFor(cfg.siteUrl), renderPng: options.renderPng }));
   app.route(SITE_PATHS.HOME, createApiHostApp({ cfg, sign: signFor(cfg.apiUrl), fetch: fetchImpl }));
   app.route(SITE_PATHS.LOG, createLogApp(cfg, logs, figures));
-  app.route(SITE_PATHS.HOME, createAgentsApp(cfg, figures));
+  const agents = createAgents(cfg, figures);
+  app.route(SITE_PATHS.HOME, agents.app);
   app.route(SITE_PATHS.HOME, createKeyDirectoryApp(cfg));
   app.route(SITE_PATHS.HOME, createPageApp(cfg, figures));
-  return app;
+
+  const kept: KeptAnswers = {
+    takes(method, path, header) {
+      if (method !== 'POST' || !agents.keptPaths.includes(path) || header(CACHE_FILL_HEADER) !== null || header('transfer-encoding') !== null) return false;
+      const length = header('content-length');
+      return length !== null && /^\d+$/.test(length) && Number(length) <= MAX_BODY_BYTES;
+    },
+    async answer(path, header, text) {
+      const answer = await agents.kept(path, header, text);
+      if (!answer) return undefined;
+      // What the CORS middleware adds to a simple request's answer, over the endpoint's own headers.
+      const headers = new Headers(answer.headers);
+      headers.set('access-control-allow-origin', CORS.origin);
+      headers.set('access-control-expose-headers', CORS.exposeHeaders.join(','));
+      return { body: answer.body, headers: [...headers] };
+    },
+  };
+  return { app, kept };
 }

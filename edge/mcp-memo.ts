@@ -2,7 +2,7 @@
 // unchanged. In stateless JSON mode an answer is a function of the request (its whole message but
 // the id, and the headers the transport reads) and of the figures its handler read, so the answer
 // made for an earlier request is this one's, with this request's id in place of that one's.
-import { createAnswerMemo, cutTemplate, fillTemplate, templateChars, type Template } from './answer-memo.ts';
+import { createAnswerMemo, cutTemplate, fillTemplate, templateChars, type HeaderOf, type KeptAnswer, type Template } from './answer-memo.ts';
 import type { Figures } from './figures.ts';
 
 /** The headers the SDK's transport reads from a POST (webStandardStreamableHttp.js). */
@@ -17,16 +17,16 @@ interface Kept {
 const tail = (id: unknown) => `,"jsonrpc":"2.0","id":${JSON.stringify(id)}}`;
 
 /** A JSON-RPC request the SDK answers with one message: a method and an id of its own. */
-function requestKey(request: Request, message: unknown): string | undefined {
+function requestKey(header: HeaderOf, message: unknown): string | undefined {
   if (message === null || typeof message !== 'object' || Array.isArray(message)) return undefined;
   const { id, ...rest } = message as Record<string, unknown>;
   if ((typeof id !== 'string' && typeof id !== 'number') || typeof rest.method !== 'string') return undefined;
-  return [JSON.stringify(rest), ...TRANSPORT_HEADERS.map((name) => request.headers.get(name) ?? '')].join('\n');
+  return [JSON.stringify(rest), ...TRANSPORT_HEADERS.map((name) => header(name) ?? '')].join('\n');
 }
 
 export interface McpMemo {
-  /** The kept answer to this request, when the figures its answer read are still the ones it read. */
-  answer(request: Request, message: unknown): Promise<Response | undefined>;
+  /** The kept answer to a request with these headers and this message, when the figures its answer read are still the ones it read. */
+  answer(header: HeaderOf, message: unknown): Promise<KeptAnswer | undefined>;
   /**
    * Figures that note what is read through them, and `keep`, which stores the answer made with them
    * (when it can be reused) and returns it.
@@ -37,12 +37,11 @@ export interface McpMemo {
 export function createMcpMemo(figures: Figures): McpMemo {
   const memo = createAnswerMemo<Kept>(figures, (kept) => templateChars(kept.template));
   return {
-    async answer(request, message) {
-      const key = requestKey(request, message);
+    async answer(header, message) {
+      const key = requestKey(header, message);
       const kept = key === undefined ? undefined : await memo.find(key);
       if (!kept) return undefined;
-      const body = fillTemplate(kept.template, { id: tail((message as { id: unknown }).id) });
-      return new Response(body, { status: 200, headers: kept.headers });
+      return { body: fillTemplate(kept.template, { id: tail((message as { id: unknown }).id) }), headers: kept.headers };
     },
 
     recording(source) {
@@ -50,7 +49,7 @@ export function createMcpMemo(figures: Figures): McpMemo {
       return {
         figures: recording.figures,
         async keep(request, message, answer) {
-          const key = requestKey(request, message);
+          const key = requestKey((name) => request.headers.get(name), message);
           if (key === undefined || answer.status !== 200 || !answer.headers.get('content-type')?.startsWith('application/json')) return answer;
           const text = await answer.text();
           const end = tail((message as { id: unknown }).id);

@@ -8,6 +8,7 @@ import { AjvJsonSchemaValidator } from '@modelcontextprotocol/sdk/validation/ajv
 import type { EdgeConfig } from './config.ts';
 import type { Figures } from './figures.ts';
 import { parseRange, withinRange } from './history.ts';
+import type { HeaderOf, KeptAnswer } from './answer-memo.ts';
 import { createMcpMemo } from './mcp-memo.ts';
 import { MCP_CAPABILITIES, MCP_TOOLS, mcpServerInfo, STATS_RESOURCE } from '../contract/mcp.ts';
 import { INTERNAL_ERROR, INVALID_PARAMS, INVALID_REQUEST, paramsProblem, publicError, type RpcError } from './rpc-errors.ts';
@@ -69,46 +70,72 @@ async function withPublicErrors(response: Response): Promise<Response> {
   return new Response(JSON.stringify({ ...message, error: publicError(message.error, console.error) }), { status: response.status, headers });
 }
 
-/** POST /mcp: each request is served by a server of its own, unless the same was answered already. */
-export function createMcpHandler(cfg: EdgeConfig, figures: Figures): (request: Request) => Promise<Response> {
+/** What a POST's text asks: a message for the SDK (undefined when the text is not JSON), or a refusal made here. */
+function readMessage(text: string): { message: unknown } | { refusal: object } {
+  let message: unknown;
+  try {
+    message = JSON.parse(text);
+  } catch {
+    // Handed back to the transport as it came, for the transport's own answer.
+    return { message: undefined };
+  }
+  // JSON-RPC batching was removed from MCP in protocol version 2025-06-18
+  // (https://modelcontextprotocol.io/specification/2025-06-18/changelog); an empty batch was never valid.
+  if (Array.isArray(message)) {
+    return { refusal: { jsonrpc: '2.0', id: null, error: { code: INVALID_REQUEST, message: 'Invalid Request: JSON-RPC batches are not supported; send one request per POST.' } } };
+  }
+  const problem = paramsProblem(message, 'mcp');
+  if (problem) {
+    const id = (message as { id?: unknown }).id ?? null;
+    return { refusal: { jsonrpc: '2.0', id, error: { code: INVALID_PARAMS, message: `Invalid params: ${problem}` } } };
+  }
+  return { message };
+}
+
+export interface McpEndpoint {
+  /** POST /mcp: each request is served by a server of its own, unless the same was answered already. */
+  handle(request: Request): Promise<Response>;
+  /**
+   * The answer `handle` gives from what it kept for a POST of this text with these headers (the
+   * SDK's own answer made for the same request before, this request's id in place); undefined when
+   * `handle` would make one.
+   */
+  kept(header: HeaderOf, text: string): Promise<KeptAnswer | undefined>;
+}
+
+export function createMcpEndpoint(cfg: EdgeConfig, figures: Figures): McpEndpoint {
   const memo = createMcpMemo(figures);
   const facts: ServerFacts = { info: mcpServerInfo(cfg), instructions: mcpInstructions(cfg), siteUrl: cfg.siteUrl };
-  return async (request) => {
-    // Read once: the transport takes the parsed body, and a body that is not JSON is handed back to
-    // it as it came, for the transport's own answer.
-    const text = await request.text();
-    let body: unknown;
-    try {
-      body = JSON.parse(text);
-    } catch {
-      body = undefined;
-    }
-    // JSON-RPC batching was removed from MCP in protocol version 2025-06-18
-    // (https://modelcontextprotocol.io/specification/2025-06-18/changelog); an empty batch was never valid.
-    if (Array.isArray(body)) {
-      return Response.json({ jsonrpc: '2.0', id: null, error: { code: INVALID_REQUEST, message: 'Invalid Request: JSON-RPC batches are not supported; send one request per POST.' } });
-    }
-    // Origin is not checked: the transport's Origin rule guards local servers against DNS rebinding,
-    // and this one serves public read-only figures to any site, with no credentials or ambient authority.
-    const problem = paramsProblem(body, 'mcp');
-    if (problem) {
-      const id = (body as { id?: unknown }).id ?? null;
-      return Response.json({ jsonrpc: '2.0', id, error: { code: INVALID_PARAMS, message: `Invalid params: ${problem}` } });
-    }
-    const kept = await memo.answer(request, body);
-    if (kept) return kept;
-    const recording = memo.recording(figures);
-    const server = buildServer(facts, recording.figures);
-    const transport = new WebStandardStreamableHTTPServerTransport({ sessionIdGenerator: undefined, enableJsonResponse: true });
-    await server.connect(transport);
-    try {
-      const answer = await withPublicErrors(await (body === undefined
-        ? transport.handleRequest(new Request(request, { body: text }))
-        : transport.handleRequest(request, { parsedBody: body })));
-      return await recording.keep(request, body, answer);
-    } finally {
-      // JSON mode has the whole answer by now; closing frees the per-request pair at once.
-      void server.close();
-    }
+  return {
+    async kept(header, text) {
+      const read = readMessage(text);
+      return 'refusal' in read ? undefined : memo.answer(header, read.message);
+    },
+
+    async handle(request) {
+      // Read once: the transport takes the parsed body, and a body that is not JSON is handed back to
+      // it as it came, for the transport's own answer.
+      const text = await request.text();
+      const read = readMessage(text);
+      // Origin is not checked: the transport's Origin rule guards local servers against DNS rebinding,
+      // and this one serves public read-only figures to any site, with no credentials or ambient authority.
+      if ('refusal' in read) return Response.json(read.refusal);
+      const body = read.message;
+      const kept = await memo.answer((name) => request.headers.get(name), body);
+      if (kept) return new Response(kept.body, { status: 200, headers: kept.headers });
+      const recording = memo.recording(figures);
+      const server = buildServer(facts, recording.figures);
+      const transport = new WebStandardStreamableHTTPServerTransport({ sessionIdGenerator: undefined, enableJsonResponse: true });
+      await server.connect(transport);
+      try {
+        const answer = await withPublicErrors(await (body === undefined
+          ? transport.handleRequest(new Request(request, { body: text }))
+          : transport.handleRequest(request, { parsedBody: body })));
+        return await recording.keep(request, body, answer);
+      } finally {
+        // JSON mode has the whole answer by now; closing frees the per-request pair at once.
+        void server.close();
+      }
+    },
   };
 }

@@ -1,11 +1,12 @@
 // The edge's app served on its port: what each worker (or the only process) runs. The cluster
 // primary does not load it, so it holds only the configuration, the warm keeper and the log's holder.
-import { serve, type Http2Bindings, type HttpBindings } from '@hono/node-server';
+import { getRequestListener, type Http2Bindings, type HttpBindings } from '@hono/node-server';
 import cluster from 'node:cluster';
-import { ServerResponse, type Server } from 'node:http';
+import { createServer, ServerResponse } from 'node:http';
 import { brotliCompressSync, constants, gzipSync } from 'node:zlib';
-import { CACHE_FILL_HEADER, createApp } from './app.ts';
+import { CACHE_FILL_HEADER, createEdgeApp } from './app.ts';
 import type { EdgeConfig } from './config.ts';
+import { withKeptAnswers } from './kept-listener.ts';
 import type { LogSource } from './log-holder.ts';
 import { renderSharePng } from './share-png.ts';
 
@@ -19,7 +20,7 @@ export function serveApp(cfg: EdgeConfig, hostname: string, port: number, onStop
   const compress = (body: Uint8Array, coding: 'gzip' | 'br') => coding === 'gzip'
     ? gzipSync(body, { level: 5 })
     : brotliCompressSync(body, { params: { [constants.BROTLI_PARAM_QUALITY]: 5, [constants.BROTLI_PARAM_SIZE_HINT]: body.length } });
-  const app = createApp(cfg, { renderPng: renderSharePng, compress, logSource });
+  const { app, kept } = createEdgeApp(cfg, { renderPng: renderSharePng, compress, logSource });
   /**
    * A gateway parses a cached answer's stored headers again on every hit, so a cache fill is answered
    * without Node's own Date, Connection and Keep-Alive (HTTP/1.1 connections persist without them,
@@ -32,9 +33,11 @@ export function serveApp(cfg: EdgeConfig, hostname: string, port: number, onStop
     }
     return app.fetch(request, env);
   };
-  const server = serve({ fetch, hostname, port }, () => {
+  // A request the MCP or A2A endpoint answers from what it kept is answered before the app's way.
+  const server = createServer(withKeptAnswers(kept, getRequestListener(fetch, { hostname })));
+  server.listen(port, hostname, () => {
     console.log(`edge listening on http://${hostname}:${port}${cluster.isWorker ? ` (worker ${cluster.worker!.id})` : ''}`);
-  }) as Server;
+  });
   // nginx keeps upstream connections open for up to 60 s; Node must not close them first, or a
   // request racing the close gets a 502.
   server.keepAliveTimeout = 65_000;

@@ -1,5 +1,6 @@
 // The MCP and A2A answers an edge keeps: a request asked again is answered with exactly the bytes the
 // SDK makes for it (its own ids in place), and never with figures older than the ones it would read.
+import http from 'node:http';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { addDays, todayUtc } from '../../contract/dates.ts';
 import { withClient } from '../support/db.ts';
@@ -181,6 +182,113 @@ describe('the answers an A2A edge keeps', () => {
     } finally {
       await edge.close();
       await relay.close();
+    }
+  });
+});
+
+describe('the kept answers an edge sends before its app', () => {
+  interface Wire { status: number; headers: string[]; body: string }
+  /**
+   * A POST as nginx sends it (a plain Host, the body's length given) and its answer as it came on
+   * the wire: the status, every header line but Date in its order, the body.
+   */
+  const wire = (edge: Listening, path: string, message: object, headers: Record<string, string> = {}) => new Promise<Wire>((resolve, reject) => {
+    const body = JSON.stringify(message);
+    const request = http.request(`${edge.url}${path}`, {
+      method: 'POST',
+      agent: false,
+      // A chunked body goes without its length.
+      headers: { host: 'edge', 'content-type': 'application/json', ...(headers['transfer-encoding'] ? {} : { 'content-length': String(Buffer.byteLength(body)) }), ...headers },
+    }, (res) => {
+      const chunks: Buffer[] = [];
+      res.on('data', (chunk: Buffer) => chunks.push(chunk));
+      res.on('end', () => {
+        const lines: string[] = [];
+        for (let i = 0; i < res.rawHeaders.length; i += 2) if (res.rawHeaders[i]!.toLowerCase() !== 'date') lines.push(`${res.rawHeaders[i]}: ${res.rawHeaders[i + 1]}`);
+        resolve({ status: res.statusCode!, headers: lines, body: Buffer.concat(chunks).toString() });
+      });
+    });
+    request.on('error', reject);
+    request.end(body);
+  });
+
+  /** What the app alone (no answer kept yet, so the SDK's) answers to the same request. */
+  const bySdk = async (path: string, message: object, headers: Record<string, string>) => {
+    const app = await serveEdge(edgeConfig({ apiUpstream: apiUrl, anonKey }), { appOnly: true });
+    try {
+      return await wire(app, path, message, headers);
+    } finally {
+      await app.close();
+    }
+  };
+
+  /** The answer an edge sent without its app, after asking once so that it kept one, and the SDK's to the same request. */
+  const keptAndMade = (edge: Listening & { reachedApp: number }, path: string, message: () => object, headers: Record<string, string>, same: (kept: Wire, made: Wire) => boolean) =>
+    eventually(async () => {
+      await wire(edge, path, message(), headers);
+      const before = edge.reachedApp;
+      const kept = await wire(edge, path, message(), headers);
+      return { kept, reachedApp: edge.reachedApp - before, made: await bySdk(path, message(), headers) };
+    }, ({ kept, reachedApp, made }) => reachedApp === 0 && same(kept, made), 10_000);
+
+  let edge: Listening & { reachedApp: number };
+  beforeAll(async () => { edge = await serveEdge(edgeConfig({ apiUpstream: apiUrl, anonKey })); });
+  afterAll(async () => { await edge?.close(); });
+
+  it('answer MCP with what the SDK makes, byte for byte and header for header', async () => {
+    const asked: [object, Record<string, string>][] = [
+      [tool(1, 'get_stats'), {}],
+      [tool('a-string-id', 'get_stats'), { 'mcp-protocol-version': '2025-06-18' }],
+      [tool(3, 'get_stats'), { 'mcp-protocol-version': '2025-03-26', 'mcp-session-id': 'a-session' }],
+      // (get_history is never kept here: these edges cannot read the log it names.)
+      [{ jsonrpc: '2.0', id: 5, method: 'tools/list' }, {}],
+      [{ jsonrpc: '2.0', id: 6, method: 'resources/read', params: { uri: 'stats://latest' } }, {}],
+      [{ jsonrpc: '2.0', id: 7, method: 'initialize', params: { protocolVersion: '2025-06-18', capabilities: {}, clientInfo: { name: 'test', version: '1' } } }, {}],
+    ];
+    for (const [message, headers] of asked) {
+      const { kept, made } = await keptAndMade(edge, '/mcp', () => message, { accept: ACCEPT, ...headers }, (a, b) => JSON.stringify(a) === JSON.stringify(b));
+      expect(kept.status).toBe(200);
+      expect(kept).toEqual(made);
+    }
+  });
+
+  it('answer A2A with what the SDK makes, its own fresh ids aside', async () => {
+    /** The body with the ids an answer makes for itself marked; with a context given, that context stays. */
+    const marked = (answer: Wire, contextGiven: boolean) => {
+      let body = answer.body.replace(/"messageId":"[0-9a-f-]{36}"/, '"messageId":"·"');
+      if (!contextGiven) body = body.replace(/"contextId":"[0-9a-f-]{36}"/, '"contextId":"·"');
+      return { ...answer, body };
+    };
+    const asked: [() => object, Record<string, string>, boolean][] = [
+      [() => ({ jsonrpc: '2.0', id: 1, method: 'message/send', params: { message: { kind: 'message', role: 'user', messageId: crypto.randomUUID(), parts: [{ kind: 'text', text: 'latest stats' }] } } }), {}, false],
+      [() => ({ jsonrpc: '2.0', id: 'b', method: 'message/send', params: { message: { kind: 'message', role: 'user', messageId: crypto.randomUUID(), contextId: 'ctx-a', parts: [{ kind: 'text', text: 'is it healthy?' }] } } }), {}, true],
+      [() => ({ jsonrpc: '2.0', id: 3, method: 'SendMessage', params: { message: { messageId: crypto.randomUUID(), role: 'ROLE_USER', parts: [{ text: 'latest stats' }] } } }), { 'a2a-version': '1.0' }, false],
+    ];
+    for (const [message, headers, contextGiven] of asked) {
+      const { kept, made } = await keptAndMade(edge, '/a2a', message, headers, (a, b) => JSON.stringify(marked(a, contextGiven)) === JSON.stringify(marked(b, contextGiven)));
+      expect(kept.status).toBe(200);
+      expect(marked(kept, contextGiven)).toEqual(marked(made, contextGiven));
+      expect(kept.body).not.toContain('"messageId":"·"');
+    }
+  });
+
+  it('leave to the app what they cannot answer exactly', async () => {
+    const message = tool(8, 'get_stats');
+    const { kept } = await keptAndMade(edge, '/mcp', () => message, { accept: ACCEPT }, (a, b) => a.body === b.body);
+    // A gateway filling its cache gets no CORS headers; a Host the app checks itself, a query, a
+    // body of no given length: each is the app's to answer.
+    const others: [string, Record<string, string>][] = [
+      ['/mcp', { 'x-cache-fill': '1' }],
+      ['/mcp', { host: 'EDGE' }],
+      ['/mcp?x=1', {}],
+      ['/mcp', { 'transfer-encoding': 'chunked' }],
+    ];
+    for (const [path, headers] of others) {
+      const before = edge.reachedApp;
+      const answer = await wire(edge, path, message, { accept: ACCEPT, ...headers });
+      expect(edge.reachedApp - before, `${path} ${JSON.stringify(headers)}`).toBe(1);
+      expect(answer.status).toBe(200);
+      expect(answer.body).toBe(kept.body);
     }
   });
 });

@@ -1,12 +1,13 @@
 // Helpers for the edge tests: an in-process edge app on a real port, a counting pass-through proxy
 // (a measuring instrument in front of the real API host, not a stand-in for it), and a relay to it
 // that can be cut.
-import { serve } from '@hono/node-server';
+import { getRequestListener } from '@hono/node-server';
 import { generateKeyPairSync } from 'node:crypto';
 import http from 'node:http';
 import type { AddressInfo } from 'node:net';
-import { createApp } from '../../edge/app.ts';
+import { createEdgeApp } from '../../edge/app.ts';
 import type { EdgeConfig } from '../../edge/config.ts';
+import { withKeptAnswers } from '../../edge/kept-listener.ts';
 
 export interface Listening {
   url: string;
@@ -18,12 +19,22 @@ function closeServer(server: http.Server): Promise<void> {
   return new Promise((resolve) => server.close(() => resolve()));
 }
 
-/** The edge app from edge/app.ts, served by @hono/node-server on a free loopback port. */
-export async function serveEdge(cfg: EdgeConfig): Promise<Listening> {
-  const server = await new Promise<http.Server>((resolve) => {
-    const s = serve({ fetch: createApp(cfg).fetch, hostname: '127.0.0.1', port: 0 }, () => resolve(s as http.Server)) as http.Server;
-  });
-  return { url: `http://127.0.0.1:${(server.address() as AddressInfo).port}`, close: () => closeServer(server) };
+/**
+ * The edge app from edge/app.ts on a free loopback port, served as edge/serve.ts serves it: the
+ * answers its MCP and A2A endpoints kept first (edge/kept-listener.ts), then @hono/node-server; with
+ * `appOnly`, by @hono/node-server alone. `reachedApp` counts the requests the app itself answered.
+ */
+export async function serveEdge(cfg: EdgeConfig, options: { appOnly?: boolean } = {}): Promise<Listening & { reachedApp: number }> {
+  const { app, kept } = createEdgeApp(cfg);
+  const appListener = getRequestListener(app.fetch, { hostname: '127.0.0.1' });
+  const served = { reachedApp: 0 };
+  const toApp: http.RequestListener = (incoming, outgoing) => {
+    served.reachedApp++;
+    return appListener(incoming, outgoing);
+  };
+  const server = http.createServer(options.appOnly ? toApp : withKeptAnswers(kept, toApp));
+  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+  return Object.assign(served, { url: `http://127.0.0.1:${(server.address() as AddressInfo).port}`, close: () => closeServer(server) });
 }
 
 /** Forwards every request to `target` and counts them per path. */
