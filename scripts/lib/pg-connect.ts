@@ -10,9 +10,11 @@ import pg from 'pg';
 
 /** The libpq values a writer can use: the others (read-only, standby, prefer-standby) pick a server it cannot write on. */
 export type TargetSessionAttrs = 'any' | 'read-write' | 'primary';
+/** What a client that only reads may also ask for (a node reading the log record at its start, over PostgREST's URL). */
+export type ReadingTargetSessionAttrs = TargetSessionAttrs | 'read-only' | 'standby' | 'prefer-standby';
 
 const TARGETS: readonly TargetSessionAttrs[] = ['any', 'read-write', 'primary'];
-const READ_ONLY_TARGETS = ['read-only', 'standby', 'prefer-standby'];
+const READ_ONLY_TARGETS: readonly ReadingTargetSessionAttrs[] = ['read-only', 'standby', 'prefer-standby'];
 
 /** One server to try: where it is (for messages) and the single-host URL node-postgres is given for it. */
 export interface Candidate {
@@ -21,9 +23,9 @@ export interface Candidate {
   url: string;
 }
 
-export interface DatabaseTarget {
+export interface DatabaseTarget<T extends ReadingTargetSessionAttrs = TargetSessionAttrs> {
   candidates: Candidate[];
-  targetSessionAttrs: TargetSessionAttrs;
+  targetSessionAttrs: T;
 }
 
 /** The per-session settings that keep a statement or a session from hanging on forever; 0 leaves the server's own value. */
@@ -62,7 +64,10 @@ function splitHostPort(spec: string): { host: string; port: string } {
  * one port serves every host, or there is one per host; a host without one gets the default (5432,
  * or PGPORT, as node-postgres has it). Other parameters are kept for every server.
  */
-export function parseDatabaseUrl(url: string): DatabaseTarget {
+export function parseDatabaseUrl(url: string): DatabaseTarget;
+/** With `reading`, the targets of a client that only reads are taken too (read-only, standby, prefer-standby). */
+export function parseDatabaseUrl(url: string, options: { reading: true }): DatabaseTarget<ReadingTargetSessionAttrs>;
+export function parseDatabaseUrl(url: string, { reading = false }: { reading?: boolean } = {}): DatabaseTarget<ReadingTargetSessionAttrs> {
   const match = URL_PATTERN.exec(url);
   // A key=value string or a socket path: node-postgres reads those itself, one server.
   if (!match) return { candidates: [{ label: 'the configured server', url }], targetSessionAttrs: 'any' };
@@ -84,9 +89,9 @@ export function parseDatabaseUrl(url: string): DatabaseTarget {
   const portParam = take('port');
   const targetParam = take('target_session_attrs');
 
-  const targetSessionAttrs = (targetParam ?? 'any') as TargetSessionAttrs;
-  if (!TARGETS.includes(targetSessionAttrs)) {
-    const why = READ_ONLY_TARGETS.includes(targetParam!) ? 'it asks for a server the writer cannot write on' : 'it is not a value libpq knows';
+  const targetSessionAttrs = (targetParam ?? 'any') as ReadingTargetSessionAttrs;
+  if (!TARGETS.includes(targetSessionAttrs as TargetSessionAttrs) && !(reading && READ_ONLY_TARGETS.includes(targetSessionAttrs))) {
+    const why = READ_ONLY_TARGETS.includes(targetParam as ReadingTargetSessionAttrs) ? 'it asks for a server the writer cannot write on' : 'it is not a value libpq knows';
     throw new Error(`the database URL: target_session_attrs=${targetParam} is not supported (${why}); use read-write (or primary) to find the primary among several hosts, or any.`);
   }
 
@@ -145,10 +150,12 @@ export interface ConnectOptions {
   timeouts: SessionTimeouts;
   /** How long one server may take to accept a connection before the next is tried. */
   connectTimeoutMs?: number;
+  /** The client only reads: the URL may ask for a standby (target_session_attrs read-only, standby, prefer-standby), as PostgREST's does. */
+  reading?: boolean;
 }
 
 /** Why a session does not qualify under `target`, or undefined when it does (libpq's checks). */
-async function disqualified(client: pg.Client, target: TargetSessionAttrs): Promise<string | undefined> {
+async function disqualified(client: pg.Client, target: ReadingTargetSessionAttrs): Promise<string | undefined> {
   if (target === 'any') return undefined;
   // read-write: libpq accepts a session whose transaction_read_only is off (on a standby it is
   // always on, as it is with default_transaction_read_only = on); primary: one not in recovery.
@@ -157,6 +164,8 @@ async function disqualified(client: pg.Client, target: TargetSessionAttrs): Prom
   const row = rows[0]!;
   if (target === 'read-write' && row.read_only !== 'off') return row.recovery ? 'it is a standby (in recovery)' : 'its sessions are read-only (default_transaction_read_only is on)';
   if (target === 'primary' && row.recovery) return 'it is a standby (in recovery)';
+  if (target === 'read-only' && row.read_only !== 'on') return 'it takes writes';
+  if ((target === 'standby' || target === 'prefer-standby') && !row.recovery) return 'it is not a standby (not in recovery)';
   return undefined;
 }
 
@@ -177,7 +186,7 @@ function sessionSettings(t: SessionTimeouts): string {
   return set.join('; ');
 }
 
-async function openOne(candidate: Candidate, target: TargetSessionAttrs, opts: ConnectOptions): Promise<pg.Client> {
+async function openOne(candidate: Candidate, target: ReadingTargetSessionAttrs, opts: ConnectOptions): Promise<pg.Client> {
   const client = new pg.Client({
     connectionString: candidate.url,
     application_name: opts.applicationName,
@@ -202,14 +211,17 @@ async function openOne(candidate: Candidate, target: TargetSessionAttrs, opts: C
 
 /** The first server of `url` that qualifies, and a session on it; every server failing is one error naming each and why (never the password). */
 async function firstQualifying(url: string, opts: ConnectOptions): Promise<{ candidate: Candidate; client: pg.Client }> {
-  const { candidates, targetSessionAttrs } = parseDatabaseUrl(url);
+  const { candidates, targetSessionAttrs } = opts.reading ? parseDatabaseUrl(url, { reading: true }) : parseDatabaseUrl(url);
   if (candidates.length === 1 && targetSessionAttrs === 'any') return { candidate: candidates[0]!, client: await openOne(candidates[0]!, 'any', opts) };
   const failures: string[] = [];
-  for (const candidate of candidates) {
-    try {
-      return { candidate, client: await openOne(candidate, targetSessionAttrs, opts) };
-    } catch (error) {
-      failures.push(`${candidate.label}: ${(error as Error).message}`);
+  // prefer-standby: a standby if any server is one, else any server (libpq's second pass).
+  for (const target of targetSessionAttrs === 'prefer-standby' ? ['prefer-standby', 'any'] as const : [targetSessionAttrs]) {
+    for (const candidate of candidates) {
+      try {
+        return { candidate, client: await openOne(candidate, target, opts) };
+      } catch (error) {
+        failures.push(`${candidate.label}: ${(error as Error).message}`);
+      }
     }
   }
   throw new Error(`no server of the database URL gave a ${targetSessionAttrs === 'any' ? '' : `${targetSessionAttrs} `}session (${failures.join('; ')})`);

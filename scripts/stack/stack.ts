@@ -197,7 +197,8 @@ async function storedOrigin(adminUrl: string): Promise<string | null> {
  * latest checkpoint, once it is the real log's, names the origin every real checkpoint names.
  */
 async function publishedLogOrigin(authenticatorUrl: string): Promise<string | null> {
-  const client = await connectDatabase(authenticatorUrl, { applicationName: 'stats-node-start', timeouts: SERVER_TIMEOUTS });
+  // PostgREST's URL: under failover it prefers a standby (target_session_attrs=prefer-standby), and so does this read.
+  const client = await connectDatabase(authenticatorUrl, { applicationName: 'stats-node-start', timeouts: SERVER_TIMEOUTS, reading: true });
   try {
     await client.query('set role anon');
     const { rows } = await client.query<{ demo: boolean | null; origin: string | null }>(

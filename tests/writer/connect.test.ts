@@ -52,6 +52,13 @@ describe('parsing a connection URL', () => {
     expect(() => parseDatabaseUrl('postgres://w@a,b/db?target_session_attrs=standby')).toThrow(/target_session_attrs=standby is not supported \(it asks for a server the writer cannot write on\)/);
     expect(() => parseDatabaseUrl('postgres://w@a,b/db?target_session_attrs=readwrite')).toThrow(/target_session_attrs=readwrite is not supported \(it is not a value libpq knows\)/);
   });
+
+  it('takes a standby\'s targets for a client that only reads (PostgREST\'s URL under failover), and still no unknown value', () => {
+    for (const target of ['read-only', 'standby', 'prefer-standby'] as const) {
+      expect(parseDatabaseUrl(`postgres://w@a,b/db?connect_timeout=2&target_session_attrs=${target}`, { reading: true }).targetSessionAttrs).toBe(target);
+    }
+    expect(() => parseDatabaseUrl('postgres://w@a,b/db?target_session_attrs=readwrite', { reading: true })).toThrow(/it is not a value libpq knows/);
+  });
 });
 
 describe('connecting through a list of hosts (real Postgres)', () => {
@@ -103,6 +110,19 @@ describe('connecting through a list of hosts (real Postgres)', () => {
         await client.end();
       }
     }
+  });
+
+  it('for a client that only reads, prefer-standby takes a standby if one answers, else any server; standby only a standby', async () => {
+    const hosts = `127.0.0.1:${deadPort},${real.host}`;
+    const opts = { applicationName: 'connect-test', timeouts: LOCK_TIMEOUTS, reading: true };
+    const client = await connectDatabase(withHosts(hosts, '?target_session_attrs=prefer-standby'), opts);
+    try {
+      expect(await serverPort(client)).toBe(Number(real.port));
+    } finally {
+      await client.end();
+    }
+    await expect(connectDatabase(withHosts(hosts, '?target_session_attrs=standby'), opts)).rejects.toThrow(`${real.host}: it is not a standby (not in recovery)`);
+    await expect(connectDatabase(withHosts(hosts, '?target_session_attrs=prefer-standby'), { ...opts, reading: false })).rejects.toThrow(/prefer-standby is not supported/);
   });
 
   it('gives the pool of the commands that take no lock the same choice of server, with their own timeouts', async () => {
