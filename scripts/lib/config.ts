@@ -302,13 +302,15 @@ export function databaseUrl(cfg: Pick<Config, 'databaseUrl' | 'bindHost' | 'post
 /**
  * Both nodes of the high-availability mode (POSTGRES_PORT, then POSTGRES_STANDBY_PORT) in one libpq
  * multi-host URL as `user`: a client tries them in order and keeps the first session `attrs` accepts,
- * read-write for the writer, prefer-standby for PostgREST's reads.
+ * read-write for the writer, prefer-standby for PostgREST's reads. The nodes are on BIND_HOST, or on
+ * `nodeHosts` when each has an address of its own.
  * https://www.postgresql.org/docs/15/libpq-connect.html#LIBPQ-MULTIPLE-HOSTS
  */
-export function haDatabaseUrl(cfg: Pick<Config, 'bindHost' | 'postgresPort' | 'postgresHa'>, user: { name: string; password: string },
+export function haDatabaseUrl(cfg: Pick<Config, 'bindHost' | 'postgresPort' | 'postgresHa'> & { nodeHosts?: [string, string] }, user: { name: string; password: string },
   attrs: 'read-write' | 'prefer-standby'): string {
   if (!cfg.postgresHa) throw new Error('haDatabaseUrl needs POSTGRES_HA');
-  const hosts = [cfg.postgresPort, cfg.postgresHa.standbyPort].map((port) => `${cfg.bindHost}:${port}`).join(',');
+  const [first, second] = cfg.nodeHosts ?? [cfg.bindHost, cfg.bindHost];
+  const hosts = [`${first}:${cfg.postgresPort}`, `${second}:${cfg.postgresHa.standbyPort}`].join(',');
   return `postgres://${encodeURIComponent(user.name)}:${encodeURIComponent(user.password)}@${hosts}/postgres?target_session_attrs=${attrs}`;
 }
 

@@ -40,6 +40,46 @@ const MONITOR_SETTINGS = {
   'pgautofailover.startup_grace_period': '30000',
 };
 
+/**
+ * Where one server of the mode runs: the address the other servers and the clients reach it at
+ * (pg_autoctl's --hostname, the server's listen_addresses), and, when it runs where this process's
+ * network is not (another network namespace, in the partition tests), how its programs are started
+ * there.
+ */
+export interface HaHost {
+  host: string;
+  /**
+   * The program and arguments that run `program args` at this host as the user `ids` (undefined: as
+   * this process's user), spawned by this process as it is. Unset: `program` is run here directly.
+   */
+  command?: (program: string, args: string[], ids: { uid?: number; gid?: number }) => [string, string[]];
+}
+
+/**
+ * Where the monitor and the two nodes run. By default (loopbackPlacement) all three on this machine's
+ * BIND_HOST, reached over TCP. Placed elsewhere, each keeps its data under the stack's data
+ * directory and its socket in the shared private directory, through which this process does its own
+ * work (creating, migrating, asking the monitor); the servers reach each other over TCP at their hosts.
+ */
+export interface HaPlacement {
+  monitor: HaHost;
+  nodes: [HaHost, HaHost];
+  /**
+   * The pg_hba.conf address pg_auto_failover's own roles are trusted from: `samehost` (the servers'
+   * own addresses) when they share one machine's loopback, `samenet` (the subnets the server is on)
+   * when each has an address of its own.
+   */
+  trustFrom: 'samehost' | 'samenet';
+  /** How this process connects to the nodes for its own work and hands out in nodeUrl: over TCP at their hosts, or over their sockets. */
+  reach: 'tcp' | 'socket';
+}
+
+/** The default: the monitor and both nodes on BIND_HOST, on this machine, in this process's network. */
+export function loopbackPlacement(cfg: Pick<Config, 'bindHost'>): HaPlacement {
+  const here = { host: cfg.bindHost };
+  return { monitor: here, nodes: [here, here], trustFrom: 'samehost', reach: 'tcp' };
+}
+
 export interface HaPorts {
   monitor: number;
   /** The nodes' ports: the first is POSTGRES_PORT, the second POSTGRES_STANDBY_PORT. */
@@ -116,9 +156,17 @@ function ownDir(dir: string, ids: Layout['ids'], mode: number): void {
   if (ids.uid !== undefined) chownSync(dir, ids.uid, ids.gid!);
 }
 
-async function run(layout: Layout, program: string, args: string[], log: Log): Promise<void> {
+/** The program, arguments and spawn ids that run `program args` as the servers' user at `at`. */
+function placed(layout: Layout, at: HaHost | undefined, program: string, args: string[]): { file: string; args: string[]; ids: Layout['ids'] } {
+  if (!at?.command) return { file: program, args, ids: layout.ids };
+  const [file, wrapped] = at.command(program, args, layout.ids);
+  return { file, args: wrapped, ids: {} };
+}
+
+async function run(layout: Layout, program: string, args: string[], log: Log, at?: HaHost): Promise<void> {
+  const how = placed(layout, at, program, args);
   try {
-    await promisify(execFile)(program, args, { ...layout.ids, env: layout.env, cwd: layout.dir, timeout: 10 * 60_000 });
+    await promisify(execFile)(how.file, how.args, { ...how.ids, env: layout.env, cwd: layout.dir, timeout: 10 * 60_000 });
   } catch (error) {
     const { stderr, message } = error as { stderr?: string; message: string };
     const lines = (stderr ?? message).split('\n').filter((line) => /ERROR|FATAL/.test(line));
@@ -133,9 +181,9 @@ async function run(layout: Layout, program: string, args: string[], log: Log): P
  * primary's postgresql.conf, so the two nodes always agree (a hot standby needs max_connections at
  * least its primary's).
  */
-function serverSettings(cfg: Config, layout: Layout, extra: Record<string, string> = {}): string {
+function serverSettings(host: string, layout: Layout, extra: Record<string, string> = {}): string {
   const settings = {
-    listen_addresses: cfg.bindHost,
+    listen_addresses: host,
     unix_socket_directories: layout.socketDir,
     max_connections: '60',
     timezone: 'UTC',
@@ -150,24 +198,26 @@ function serverSettings(cfg: Config, layout: Layout, extra: Record<string, strin
  * health checks, replication and pg_rewind, the keepers' calls to the monitor) are trusted and every
  * other role logs in with its password. On one machine, anyone with a local login could act as those
  * roles: docs/scale-out.md says so, and that a deployment across machines sets passwords for them.
+ * Placed on addresses of their own (HaPlacement), `samenet` takes samehost's place: samehost matches
+ * only the server's own addresses, and the other servers then connect from theirs.
  * https://www.postgresql.org/docs/15/auth-pg-hba-conf.html
  */
-function hba(monitor: boolean): string {
+function hba(monitor: boolean, from: HaPlacement['trustFrom']): string {
   const lines = [
     'local all all trust',
     ...(monitor
-      ? ['host pg_auto_failover autoctl_node samehost trust']
-      : ['host all pgautofailover_monitor samehost trust',
-        'host replication pgautofailover_replicator samehost trust',
-        'host postgres pgautofailover_replicator samehost trust']),
-    'host all all samehost scram-sha-256',
+      ? [`host pg_auto_failover autoctl_node ${from} trust`]
+      : [`host all pgautofailover_monitor ${from} trust`,
+        `host replication pgautofailover_replicator ${from} trust`,
+        `host postgres pgautofailover_replicator ${from} trust`]),
+    `host all all ${from} scram-sha-256`,
   ];
   return `# Written by the stack (scripts/lib/ha.ts).\n${lines.join('\n')}\n`;
 }
 
-async function initdb(layout: Layout, dir: string, log: Log): Promise<void> {
+async function initdb(layout: Layout, dir: string, log: Log, at: HaHost): Promise<void> {
   ownDir(dir, layout.ids, 0o700);
-  await run(layout, path.join(PG_BIN(), 'initdb'), ['-D', dir, '-U', 'postgres', '--encoding=UTF8', '--locale=C', '--auth=trust'], log);
+  await run(layout, path.join(PG_BIN(), 'initdb'), ['-D', dir, '-U', 'postgres', '--encoding=UTF8', '--locale=C', '--auth=trust'], log, at);
 }
 
 /** Whether pg_autoctl has created the node of `pgdata` (its configuration file lives under XDG_CONFIG_HOME). */
@@ -194,8 +244,11 @@ const canQuery = async (url: string, sql = 'select 1') => (await tryQuery(url, s
 const replayed = async (url: string, lsn: string) =>
   (await tryQuery<{ done: boolean }>(url, 'select pg_last_wal_replay_lsn() >= $1::pg_lsn as done', [lsn]))?.rows[0]?.done === true;
 
-/** Starts (creating on the first start) the monitor and both nodes, migrates the primary and sets the login roles' passwords. */
-export async function openHaDatabase(cfg: Config, log: Log, supervise: Supervise): Promise<HaDatabase> {
+/**
+ * Starts (creating on the first start) the monitor and both nodes, migrates the primary and sets the
+ * login roles' passwords. `placement` says where each server runs (by default all on BIND_HOST).
+ */
+export async function openHaDatabase(cfg: Config, log: Log, supervise: Supervise, placement: HaPlacement = loopbackPlacement(cfg)): Promise<HaDatabase> {
   if (!cfg.postgresHa) throw new Error(`openHaDatabase needs POSTGRES_HA=${HA_MODE}`);
   const ports: HaPorts = { monitor: cfg.postgresHa.monitorPort, nodes: [cfg.postgresPort, cfg.postgresHa.standbyPort] };
   const layout = layoutOf(cfg);
@@ -203,14 +256,20 @@ export async function openHaDatabase(cfg: Config, log: Log, supervise: Supervise
   ownDir(layout.dir, layout.ids, 0o755);
   ownDir(layout.socketDir, layout.ids, 0o700);
   ownDir(path.join(layout.dir, 'runtime'), layout.ids, 0o700);
-  const host = cfg.bindHost;
-  const monitorUri = `postgres://autoctl_node@${host}:${ports.monitor}/pg_auto_failover?sslmode=disable`;
-  const socketUrl = (port: number, db = 'postgres') => `postgres://postgres@/${db}?host=${encodeURIComponent(layout.socketDir)}&port=${port}`;
-  const nodeUrl = (i: number, role?: 'authenticator' | 'stats_writer') => databaseUrl({ databaseUrl: undefined, bindHost: host, postgresPort: ports.nodes[i]! },
-    role ? { name: role, password: role === 'authenticator' ? cfg.AUTHENTICATOR_PASSWORD : cfg.WRITER_DB_PASSWORD } : { name: 'postgres', password: cfg.POSTGRES_PASSWORD });
-  const keeper = (name: string, pgdata: string, ready: () => Promise<boolean>) => supervise(name, async () => {
-    const child = startChild(name, autoctl, ['run', '--pgdata', pgdata], {
-      ...layout.ids, cwd: layout.dir, env: layout.env, log,
+  const { monitor: monitorAt, nodes: nodesAt } = placement;
+  const monitorUri = `postgres://autoctl_node@${monitorAt.host}:${ports.monitor}/pg_auto_failover?sslmode=disable`;
+  const socketUrl = (port: number, db = 'postgres', role = 'postgres') => `postgres://${role}@/${db}?host=${encodeURIComponent(layout.socketDir)}&port=${port}`;
+  // This process asks the monitor on its socket, where every local connection is trusted.
+  const monitorSocketUrl = socketUrl(ports.monitor, 'pg_auto_failover', 'autoctl_node');
+  const login = (role?: 'authenticator' | 'stats_writer') =>
+    role ? { name: role, password: role === 'authenticator' ? cfg.AUTHENTICATOR_PASSWORD : cfg.WRITER_DB_PASSWORD } : { name: 'postgres', password: cfg.POSTGRES_PASSWORD };
+  const nodeUrl = (i: number, role?: 'authenticator' | 'stats_writer') => placement.reach === 'socket'
+    ? socketUrl(ports.nodes[i]!, 'postgres', role ?? 'postgres')
+    : databaseUrl({ databaseUrl: undefined, bindHost: nodesAt[i]!.host, postgresPort: ports.nodes[i]! }, login(role));
+  const keeper = (name: string, pgdata: string, ready: () => Promise<boolean>, at: HaHost) => supervise(name, async () => {
+    const how = placed(layout, at, autoctl, ['run', '--pgdata', pgdata]);
+    const child = startChild(name, how.file, how.args, {
+      ...how.ids, cwd: layout.dir, env: layout.env, log,
       keepLine: (line) => /ERROR|FATAL|PANIC|New state|FSM transition/.test(line),
     });
     await waitUntil(name, ready, 5 * 60_000, child);
@@ -219,13 +278,13 @@ export async function openHaDatabase(cfg: Config, log: Log, supervise: Supervise
 
   if (!created(layout, layout.monitorDir)) {
     log(`Creating the pg_auto_failover monitor in ${layout.monitorDir} …`);
-    await initdb(layout, layout.monitorDir, log);
-    appendFileSync(path.join(layout.monitorDir, 'postgresql.conf'), serverSettings(cfg, layout, MONITOR_SETTINGS));
-    writeFileSync(path.join(layout.monitorDir, 'pg_hba.conf'), hba(true));
+    await initdb(layout, layout.monitorDir, log, monitorAt);
+    appendFileSync(path.join(layout.monitorDir, 'postgresql.conf'), serverSettings(monitorAt.host, layout, MONITOR_SETTINGS));
+    writeFileSync(path.join(layout.monitorDir, 'pg_hba.conf'), hba(true, placement.trustFrom));
     await run(layout, autoctl, ['create', 'monitor', '--pgctl', path.join(PG_BIN(), 'pg_ctl'), '--pgdata', layout.monitorDir, '--pgport', String(ports.monitor),
-      '--hostname', host, '--no-ssl', '--skip-pg-hba'], log);
+      '--hostname', monitorAt.host, '--no-ssl', '--skip-pg-hba'], log, monitorAt);
     // pg_autoctl starts postgres with its own listen_addresses on the command line.
-    await run(layout, autoctl, ['config', 'set', '--pgdata', layout.monitorDir, 'postgresql.listen_addresses', host], log);
+    await run(layout, autoctl, ['config', 'set', '--pgdata', layout.monitorDir, 'postgresql.listen_addresses', monitorAt.host], log, monitorAt);
   }
   // The monitor stops first: with it gone nothing decides a failover, so the nodes stop in the roles
   // they have, and start again in them.
@@ -237,7 +296,7 @@ export async function openHaDatabase(cfg: Config, log: Log, supervise: Supervise
   };
   try {
     const states = async (): Promise<HaNodeState[]> => {
-      const client = new pg.Client({ connectionString: monitorUri, connectionTimeoutMillis: 2000 });
+      const client = new pg.Client({ connectionString: monitorSocketUrl, connectionTimeoutMillis: 2000 });
       client.on('error', () => {});
       await client.connect();
       try {
@@ -254,11 +313,11 @@ export async function openHaDatabase(cfg: Config, log: Log, supervise: Supervise
     const runNode = async (i: 0 | 1) => {
       const port = ports.nodes[i];
       // Ready once it serves queries on its socket, as primary or standby.
-      nodes[i] = await keeper(`pg-node${i + 1}`, layout.nodeDirs[i], () => canQuery(socketUrl(port)));
+      nodes[i] = await keeper(`pg-node${i + 1}`, layout.nodeDirs[i], () => canQuery(socketUrl(port)), nodesAt[i]);
       started.push(nodes[i]!);
     };
     const made = ([0, 1] as const).filter((i) => created(layout, layout.nodeDirs[i]));
-    const monitor = await keeper('pg-monitor', layout.monitorDir, () => canQuery(monitorUri));
+    const monitor = await keeper('pg-monitor', layout.monitorDir, () => canQuery(monitorSocketUrl), monitorAt);
     started.push(monitor);
     // One at a time, the standby last: a restarted keeper reports to the monitor before its Postgres
     // is up, and the monitor takes a primary whose keeper reports Postgres not running for failed
@@ -281,16 +340,17 @@ export async function openHaDatabase(cfg: Config, log: Log, supervise: Supervise
       const pgdata = layout.nodeDirs[i];
       log(`Creating Postgres node ${i + 1} in ${pgdata}${i ? ' (a copy of the primary, as its standby)' : ''} …`);
       if (i === 0) {
-        await initdb(layout, pgdata, log);
-        appendFileSync(path.join(pgdata, 'postgresql.conf'), serverSettings(cfg, layout));
-        writeFileSync(path.join(pgdata, 'pg_hba.conf'), hba(false));
+        await initdb(layout, pgdata, log, nodesAt[i]);
+        // The standby's copy keeps this listen address; pg_autoctl gives each node its own (--listen) on its command line.
+        appendFileSync(path.join(pgdata, 'postgresql.conf'), serverSettings(nodesAt[i].host, layout));
+        writeFileSync(path.join(pgdata, 'pg_hba.conf'), hba(false, placement.trustFrom));
       } else {
         // pg_autoctl copies the primary with pg_basebackup, its configuration files with it.
         ownDir(pgdata, layout.ids, 0o700);
       }
-      await run(layout, autoctl, ['create', 'postgres', '--pgctl', path.join(PG_BIN(), 'pg_ctl'), '--pgdata', pgdata, '--pgport', String(ports.nodes[i]), '--listen', host,
-        '--hostname', host, '--name', `node${i + 1}`, '--monitor', monitorUri, '--username', 'postgres', '--dbname', 'postgres',
-        '--no-ssl', '--skip-pg-hba', '--replication-quorum', 'true'], log);
+      await run(layout, autoctl, ['create', 'postgres', '--pgctl', path.join(PG_BIN(), 'pg_ctl'), '--pgdata', pgdata, '--pgport', String(ports.nodes[i]), '--listen', nodesAt[i].host,
+        '--hostname', nodesAt[i].host, '--name', `node${i + 1}`, '--monitor', monitorUri, '--username', 'postgres', '--dbname', 'postgres',
+        '--no-ssl', '--skip-pg-hba', '--replication-quorum', 'true'], log, nodesAt[i]);
       await runNode(i);
     }
 
@@ -328,8 +388,7 @@ export async function openHaDatabase(cfg: Config, log: Log, supervise: Supervise
       adminUrl,
       // Every node, in order: the writer's connection takes the one that accepts writes; PostgREST's
       // prefers the standby and falls back to the primary.
-      urlFor: (role) => haDatabaseUrl(cfg, { name: role, password: role === 'authenticator' ? cfg.AUTHENTICATOR_PASSWORD : cfg.WRITER_DB_PASSWORD },
-        role === 'stats_writer' ? 'read-write' : 'prefer-standby'),
+      urlFor: (role) => haDatabaseUrl({ ...cfg, nodeHosts: [nodesAt[0].host, nodesAt[1].host] }, login(role), role === 'stats_writer' ? 'read-write' : 'prefer-standby'),
       server: undefined,
       monitor,
       nodes: nodes as [SupervisedPart, SupervisedPart],
