@@ -232,6 +232,12 @@ export async function connectDatabase(url: string, opts: ConnectOptions): Promis
   return (await firstQualifying(url, opts)).client;
 }
 
+/** connectDatabase, and which server of the URL the session is on (host:port, as Candidate.label). */
+export async function connectDatabaseAt(url: string, opts: ConnectOptions): Promise<{ client: pg.Client; server: string }> {
+  const { candidate, client } = await firstQualifying(url, opts);
+  return { client, server: candidate.label };
+}
+
 /**
  * A node-postgres pool on the first server of `url` that qualifies (chosen once, as a command's
  * connections all belong on one server), each of its sessions with the timeouts set.

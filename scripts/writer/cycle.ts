@@ -39,10 +39,12 @@ async function task(ctx: CycleContext, name: string, fn: () => Promise<string | 
   }
 }
 
+/** Writes a heartbeat; its debug line ("heartbeat done") names the heartbeat's time, so a reader of the log knows which row it acknowledged. */
 export async function heartbeat(ctx: CycleContext, now?: Date): Promise<TaskResult> {
   return task(ctx, 'heartbeat', async () => {
     const at = now ?? (await store.serverNow(ctx.db));
     await write(ctx, (trx, isDemo) => store.upsertHeartbeats(trx, [{ at, writer: ctx.writer ?? null }], isDemo));
+    return at.toISOString();
   });
 }
 

@@ -24,7 +24,7 @@
 // https://www.postgresql.org/docs/15/runtime-config-client.html#GUC-IDLE-SESSION-TIMEOUT
 import { Kysely, PostgresDialect, sql, type PostgresPool } from 'kysely';
 import pg from 'pg';
-import { connectDatabase, type SessionTimeouts } from '../lib/pg-connect.ts';
+import { connectDatabaseAt, type SessionTimeouts } from '../lib/pg-connect.ts';
 import type { StatsTables, WriterDb } from './db.ts';
 import type { Logger } from './log.ts';
 
@@ -116,13 +116,16 @@ export class WriterSession {
   readonly db: WriterDb;
   /** Aborts when the session ends, however it ends. */
   readonly lost: AbortSignal;
+  /** The server the session is on, host:port as the database URL names it. */
+  readonly server: string;
   #client: pg.Client;
   #ended = new AbortController();
   #why: string | undefined;
   #turn: Promise<void> = Promise.resolve();
 
-  constructor(client: pg.Client) {
+  constructor(client: pg.Client, server = 'the configured server') {
     this.#client = client;
+    this.server = server;
     this.lost = this.#ended.signal;
     // 'error' on an idle session is the server ending it (pg_terminate_backend, a restart, the lease
     // running out) or the network dropping it; 'end' follows. Either way the lock is gone with it.
@@ -245,17 +248,17 @@ export class WriterSession {
   }
 }
 
-const connect = (url: string, name: string): Promise<pg.Client> =>
-  connectDatabase(url, { applicationName: `${APPLICATION_NAME_PREFIX}${name}`, timeouts: LOCK_TIMEOUTS });
+const connect = (url: string, name: string): Promise<{ client: pg.Client; server: string }> =>
+  connectDatabaseAt(url, { applicationName: `${APPLICATION_NAME_PREFIX}${name}`, timeouts: LOCK_TIMEOUTS });
 
 /** Why the lock was not taken: another writer holds it (named, when it is one of ours), or the server is a standby. */
 export type LockRefused = { heldBy: string | null } | { standby: true };
 
 /** One attempt on an open client: the session when the lock was free, else why not. */
-async function attempt(client: pg.Client): Promise<WriterSession | LockRefused> {
+async function attempt({ client, server }: { client: pg.Client; server: string }): Promise<WriterSession | LockRefused> {
   const { rows } = await client.query<{ ok: boolean; recovery: boolean }>(TAKE_SQL, [...WRITER_LOCK_KEY]);
   if (rows[0]?.recovery) return { standby: true };
-  if (rows[0]?.ok) return new WriterSession(client);
+  if (rows[0]?.ok) return new WriterSession(client, server);
   const holder = await client.query<{ application_name: string }>(HOLDER_SQL);
   return { heldBy: nameOf(holder.rows[0]?.application_name) };
 }
@@ -265,13 +268,13 @@ export const STANDBY_ADVICE = `${ON_STANDBY}: this writer takes no lock and writ
 
 /** Takes the lock if it is free, without waiting (for one-shot commands). */
 export async function tryWriterLock(url: string, name: string): Promise<WriterSession | LockRefused> {
-  const client = await connect(url, name);
+  const connected = await connect(url, name);
   try {
-    const result = await attempt(client);
-    if (!(result instanceof WriterSession)) await client.end().catch(() => {});
+    const result = await attempt(connected);
+    if (!(result instanceof WriterSession)) await connected.client.end().catch(() => {});
     return result;
   } catch (error) {
-    await client.end().catch(() => {});
+    await connected.client.end().catch(() => {});
     throw error;
   }
 }
@@ -295,7 +298,7 @@ export async function acquireWriterLock(url: string, name: string, log: Logger,
   opts: { signal: AbortSignal; logEveryMs: number; firstAskAfterMs?: number }): Promise<WriterSession | undefined> {
   const started = Date.now();
   if (opts.firstAskAfterMs) await sleep(opts.firstAskAfterMs, opts.signal);
-  let client: pg.Client | undefined;
+  let client: { client: pg.Client; server: string } | undefined;
   let said: { at: number; what: 'waiting' | 'unreachable' | 'standby' } | undefined;
   const sayNowAndThen = (what: 'waiting' | 'unreachable' | 'standby', first: () => void, again: () => void) => {
     const now = Date.now();
@@ -311,12 +314,12 @@ export async function acquireWriterLock(url: string, name: string, log: Logger,
         const result = await attempt(client);
         if (result instanceof WriterSession) {
           client = undefined;
-          log.info('holding the writer lock: this writer writes', { writer: name, waited_seconds: Math.round((Date.now() - started) / 1000) });
+          log.info('holding the writer lock: this writer writes', { writer: name, server: result.server, waited_seconds: Math.round((Date.now() - started) / 1000) });
           return result;
         }
         if ('standby' in result) {
           // The next attempt connects afresh, so a multi-host URL finds the primary wherever it is now.
-          await client.end().catch(() => {});
+          await client.client.end().catch(() => {});
           client = undefined;
           const fields = { writer: name, waiting_seconds: Math.round((Date.now() - started) / 1000) };
           sayNowAndThen('standby',
@@ -330,7 +333,7 @@ export async function acquireWriterLock(url: string, name: string, log: Logger,
           () => log.info('another writer holds the writer lock: waiting as standby', fields),
           () => log.info('still waiting as standby', fields));
       } catch (error) {
-        await client?.end().catch(() => {});
+        await client?.client.end().catch(() => {});
         client = undefined;
         const fields = { writer: name, error: (error as Error).message };
         sayNowAndThen('unreachable',
@@ -341,6 +344,6 @@ export async function acquireWriterLock(url: string, name: string, log: Logger,
     }
     return undefined;
   } finally {
-    await client?.end().catch(() => {});
+    await client?.client.end().catch(() => {});
   }
 }
