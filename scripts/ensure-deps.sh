@@ -41,6 +41,12 @@ if [ "${1:-}" = --test ] && { ! command -v certbot >/dev/null 2>&1 || ! command 
 elif grep -qs '^SITE_URL=https://' "${ENV_FILE:-.env}" && ! grep -qs '^TLS_CERT_FILE=.' "${ENV_FILE:-.env}" && ! command -v certbot >/dev/null 2>&1; then
   missing="$missing certbot"
 fi
+# With --test: Debian's iproute2 and nftables, with which the partition tests make their network
+# namespaces and bridges, take links down and drop or reject packets (nsenter, from util-linux, runs
+# a process inside a namespace).
+if [ "${1:-}" = --test ] && { [ ! -x /usr/sbin/ip ] || [ ! -x /usr/sbin/nft ]; }; then
+  missing="$missing iproute2 nftables"
+fi
 if [ -n "$missing" ]; then
   if [ "$(id -u)" = 0 ] && command -v apt-get >/dev/null 2>&1; then
     echo "Installing Debian packages:$missing …" >&2
