@@ -41,6 +41,14 @@ export const APPLICATION_NAME_PREFIX = 'stats-writer ';
 const POLL_MS = 1000;
 
 /**
+ * How long one ask for the lock may go unanswered before the connection is given up and made anew.
+ * A standby asks on the connection it keeps; when the network to that server drops packets without a
+ * word (a partition), the ask would otherwise wait for TCP to give up, many minutes, and the standby
+ * would never reach the server promoted meanwhile. A healthy server answers in milliseconds.
+ */
+export const ATTEMPT_TIMEOUT_MS = 5_000;
+
+/**
  * How long a writer that lost the lock waits before it asks again. Its own connection just failed,
  * so a standby (asking every POLL_MS) takes over first; with no standby, the writer resumes itself.
  */
@@ -254,8 +262,26 @@ const connect = (url: string, name: string): Promise<{ client: pg.Client; server
 /** Why the lock was not taken: another writer holds it (named, when it is one of ours), or the server is a standby. */
 export type LockRefused = { heldBy: string | null } | { standby: true };
 
-/** One attempt on an open client: the session when the lock was free, else why not. */
-async function attempt({ client, server }: { client: pg.Client; server: string }): Promise<WriterSession | LockRefused> {
+/** Ends a client without waiting for a server that may never answer (node-postgres closes the socket of a client with a query under way). */
+const endNow = (client: pg.Client) => Promise.race([client.end().catch(() => {}), new Promise<void>((resolve) => setTimeout(resolve, 1000))]);
+
+/** One attempt on an open client, given ATTEMPT_TIMEOUT_MS: the session when the lock was free, else why not. */
+async function attempt(connected: { client: pg.Client; server: string }): Promise<WriterSession | LockRefused> {
+  let timer: NodeJS.Timeout | undefined;
+  const late = new Promise<never>((_resolve, reject) => {
+    timer = setTimeout(() => {
+      void endNow(connected.client);
+      reject(new Error(`${connected.server} did not answer within ${ATTEMPT_TIMEOUT_MS / 1000} s`));
+    }, ATTEMPT_TIMEOUT_MS);
+  });
+  try {
+    return await Promise.race([ask(connected), late]);
+  } finally {
+    clearTimeout(timer);
+  }
+}
+
+async function ask({ client, server }: { client: pg.Client; server: string }): Promise<WriterSession | LockRefused> {
   const { rows } = await client.query<{ ok: boolean; recovery: boolean }>(TAKE_SQL, [...WRITER_LOCK_KEY]);
   if (rows[0]?.recovery) return { standby: true };
   if (rows[0]?.ok) return new WriterSession(client, server);
@@ -271,10 +297,10 @@ export async function tryWriterLock(url: string, name: string): Promise<WriterSe
   const connected = await connect(url, name);
   try {
     const result = await attempt(connected);
-    if (!(result instanceof WriterSession)) await connected.client.end().catch(() => {});
+    if (!(result instanceof WriterSession)) await endNow(connected.client);
     return result;
   } catch (error) {
-    await connected.client.end().catch(() => {});
+    await endNow(connected.client);
     throw error;
   }
 }
@@ -319,7 +345,7 @@ export async function acquireWriterLock(url: string, name: string, log: Logger,
         }
         if ('standby' in result) {
           // The next attempt connects afresh, so a multi-host URL finds the primary wherever it is now.
-          await client.client.end().catch(() => {});
+          await endNow(client.client);
           client = undefined;
           const fields = { writer: name, waiting_seconds: Math.round((Date.now() - started) / 1000) };
           sayNowAndThen('standby',
@@ -333,7 +359,7 @@ export async function acquireWriterLock(url: string, name: string, log: Logger,
           () => log.info('another writer holds the writer lock: waiting as standby', fields),
           () => log.info('still waiting as standby', fields));
       } catch (error) {
-        await client?.client.end().catch(() => {});
+        if (client) await endNow(client.client);
         client = undefined;
         const fields = { writer: name, error: (error as Error).message };
         sayNowAndThen('unreachable',
@@ -344,6 +370,6 @@ export async function acquireWriterLock(url: string, name: string, log: Logger,
     }
     return undefined;
   } finally {
-    await client?.client.end().catch(() => {});
+    if (client) await endNow(client.client);
   }
 }
