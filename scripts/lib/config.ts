@@ -300,6 +300,17 @@ export function databaseUrl(cfg: Pick<Config, 'databaseUrl' | 'bindHost' | 'post
 }
 
 /**
+ * libpq's own limits for PostgREST's connections in the high-availability mode, so that a node cut off
+ * by a network that drops packets silently costs seconds rather than TCP's minutes: a host that does
+ * not accept a connection within 2 s is passed over for the next (connect_timeout; libpq waits forever
+ * by default), and a connection whose server stops answering is closed after about 10 s, idle (TCP
+ * keepalives after 4 s, 2 s apart, 3 probes) or not (tcp_user_timeout, 10 s of unacknowledged data).
+ * PostgREST then connects anew, to the other node when this one is gone.
+ * https://www.postgresql.org/docs/15/libpq-connect.html#LIBPQ-PARAMKEYWORDS
+ */
+export const READER_LIBPQ_TIMEOUTS = 'connect_timeout=2&keepalives=1&keepalives_idle=4&keepalives_interval=2&keepalives_count=3&tcp_user_timeout=10000';
+
+/**
  * Both nodes of the high-availability mode (POSTGRES_PORT, then POSTGRES_STANDBY_PORT) in one libpq
  * multi-host URL as `user`: a client tries them in order and keeps the first session `attrs` accepts,
  * read-write for the writer, prefer-standby for PostgREST's reads. The nodes are on BIND_HOST, or on
@@ -311,7 +322,7 @@ export function haDatabaseUrl(cfg: Pick<Config, 'bindHost' | 'postgresPort' | 'p
   if (!cfg.postgresHa) throw new Error('haDatabaseUrl needs POSTGRES_HA');
   const [first, second] = cfg.nodeHosts ?? [cfg.bindHost, cfg.bindHost];
   const hosts = [`${first}:${cfg.postgresPort}`, `${second}:${cfg.postgresHa.standbyPort}`].join(',');
-  return `postgres://${encodeURIComponent(user.name)}:${encodeURIComponent(user.password)}@${hosts}/postgres?target_session_attrs=${attrs}`;
+  return `postgres://${encodeURIComponent(user.name)}:${encodeURIComponent(user.password)}@${hosts}/postgres?${attrs === 'prefer-standby' ? `${READER_LIBPQ_TIMEOUTS}&` : ''}target_session_attrs=${attrs}`;
 }
 
 /** The admin connection of the tools: DATABASE_URL, else the embedded server of `npm start` (which must be running). */
