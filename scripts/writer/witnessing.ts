@@ -32,6 +32,25 @@ interface Latest { size: number; note: string }
 
 interface Pause { until: number; wait: number }
 
+/**
+ * The latest real checkpoint, read in a transaction whose COMMIT has returned: with synchronous
+ * replication the standby then holds it (the checkpoint committed before this transaction, which gets a
+ * transaction id so its COMMIT waits for the standby). A witness is only ever sent such a checkpoint:
+ * one visible on a primary cut off from its standby (a commit that waited there and became visible when
+ * that primary crashed and restarted) may be lost to a failover, and a witness that had cosigned it would
+ * stop the log on the promoted node as "behind what a witness saw". On such a primary this waits until
+ * the standby answers, or the primary is demoted and the session ends.
+ */
+async function acknowledgedCheckpoint(db: WriterDb): Promise<{ size: number; note: string } | undefined> {
+  const latest = await db.transaction().execute(async (trx) => {
+    const row = await trx.selectFrom('stats.log_checkpoint').select(['size', 'note']).where('is_demo', '=', false).orderBy('size', 'desc').limit(1).executeTakeFirst();
+    await sql`select pg_current_xact_id()`.execute(trx);
+    await sql`set local statement_timeout = 0`.execute(trx);
+    return row;
+  });
+  return latest && { size: Number(latest.size), note: latest.note };
+}
+
 /** The policy's text as the writer last recorded it (null: no policy), recorded again when it changed. */
 export async function recordPolicy(db: WriterDb, text: string | null): Promise<void> {
   const last = await db.selectFrom('stats.log_policy').select('policy').orderBy('recorded_at', 'desc').limit(1).executeTakeFirst();
@@ -88,8 +107,7 @@ export class Witnessing {
 
   /** Asks every witness that needs it, once, then records the round. */
   async round(db: WriterDb, now = Date.now()): Promise<void> {
-    const latest = await db.selectFrom('stats.log_checkpoint').select(['size', 'note']).where('is_demo', '=', false)
-      .orderBy('size', 'desc').limit(1).executeTakeFirst();
+    const latest = await acknowledgedCheckpoint(db);
     if (!latest) return;
     const current: Latest = { size: Number(latest.size), note: latest.note };
     const witnesses = [...this.#policy.witnesses.values()].filter((w) => w.url);
@@ -144,7 +162,11 @@ export class Witnessing {
     if (response.status === 409 && (response.headers.get('content-type') ?? '').startsWith(SIZE_TYPE)) {
       const size = Number(text.trim());
       if (!Number.isSafeInteger(size) || size < 0) return fail(`a 409 with no size it can read ("${text.trim().slice(0, 40)}")`);
-      if (size > current.size) return this.#signer.halt(db, `witness ${witness.name} has cosigned a tree of ${size} entries, more than the ${current.size} this log holds: the log is behind what a witness saw`);
+      if (size > current.size) {
+        // Another writer (an import beside the running writer) may have signed and sent a larger tree since this round read the log.
+        if (((await acknowledgedCheckpoint(db))?.size ?? 0) >= size) return fail(`the witness already holds a larger checkpoint (${size}) of this log than this round read; the next round sends the latest`);
+        return this.#signer.halt(db, `witness ${witness.name} has cosigned a tree of ${size} entries, more than the ${current.size} this log holds: the log is behind what a witness saw`);
+      }
       if (theirs === undefined && size !== old) return this.#submit(db, witness, size, current, tree, size);
       return fail(`409 at size ${size}`);
     }
