@@ -109,7 +109,13 @@ export function startWriter(cfg: WriterConfig, log: Logger): RunningWriter {
       let witnessing: Promise<void> | undefined;
       try {
         if (source.name === 'demo') await seedDemoHistory(session.db, log, cfg.name);
-        await logDuties(session.db, duties, { askWitnesses: false });
+        await logDuties(session.db, duties, { askWitnesses: false }).catch(async (error: Error & { code?: unknown }) => {
+          // A database error (a statement timeout behind a commit that waits for a standby cut off, on a
+          // primary that is itself cut off) costs this session, not the writer: it asks for the lock again.
+          if (error instanceof LockLost || typeof error.code !== 'string') throw error;
+          await session.lapse(`its first writes failed: ${error.message}`);
+          throw new LockLost(`the writer gave the lock up (its first writes failed: ${error.message})`);
+        });
         witnessing = duties?.witnessing?.run(session.db, signal);
         outcome = await runLoop({ db: session.db, source, log, writer: cfg.name }, {
           intervalMs: cfg.intervalMs,
