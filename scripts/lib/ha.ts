@@ -25,12 +25,18 @@ import type { SupervisedPart } from './supervisor.ts';
 
 /**
  * The monitor's failover timing, shortened from pg_auto_failover's defaults (20 s and 30 s, which
- * make a failover take about 50 s): a primary silent for 10 s is unhealthy, and the standby is
- * promoted 20 s later, 30 s after the primary fell silent. That stays later than the keeper's
- * network_partition_timeout (20 s), after which a primary that reaches neither the monitor nor its
- * standby demotes itself, so an old primary cut off from the others has stopped taking writes before
- * the standby takes any. docker-compose's monitor (scripts/deploy/pg-auto-failover.sh) has the same.
- * https://pg-auto-failover.readthedocs.io/en/v2.0/ref/configuration.html
+ * make a failover take about 50 s): a primary unhealthy for 10 s is failed over, and the standby
+ * takes writes 20 s after the old primary was told to demote. Measured here: about 30 s after a
+ * process kill or a cut that resets connections, about 42-48 s after a silent cut (the monitor's
+ * health checks then time out, 3 tries of 5 s). Nothing here orders the old primary's stop before the
+ * standby's promotion (a keeper cut off from the monitor demotes itself after network_partition_timeout,
+ * 20 s, counted from when its standby's connection is gone; after a crash and restart it may never do
+ * so): synchronous replication keeps the old primary from acknowledging anything once its standby has
+ * stopped replicating, and the writer signs only entries a returned commit made durable
+ * (docs/scale-out.md, section 8; tests/scale-out/partition.test.ts). A longer primary_demote_timeout
+ * (30 s) made the old primary stop first in every cut measured, at 10-13 s more without writes in every
+ * failover, a process kill's included. docker-compose's monitor (scripts/deploy/pg-auto-failover.sh)
+ * has the same. https://pg-auto-failover.readthedocs.io/en/v2.0/ref/configuration.html
  */
 const MONITOR_SETTINGS = {
   'pgautofailover.node_considered_unhealthy_timeout': '10000',
@@ -79,6 +85,18 @@ export function loopbackPlacement(cfg: Pick<Config, 'bindHost'>): HaPlacement {
   const here = { host: cfg.bindHost };
   return { monitor: here, nodes: [here, here], trustFrom: 'samehost', reach: 'tcp' };
 }
+
+/**
+ * The nodes' own settings. wal_sender_timeout 10 s instead of pg_autoctl's 30 s: a primary's keeper
+ * that can reach neither the monitor nor its standby counts its network_partition_timeout (20 s) only
+ * from when the standby's replication connection is gone, which a silent network makes the walsender
+ * notice only after wal_sender_timeout. Measured here (tests/scale-out/partition.test.ts) with the
+ * primary's side cut off silently: the old primary stopped 50.7 s after the cut with 30 s, after the
+ * standby took writes (42.8 s); 26.8 s after it with 10 s, the promotion unchanged (41.8 s). A standby
+ * answers the sender's keepalive requests (sent after half the timeout) at once, so 10 s drops no
+ * healthy connection. Safety does not rest on this order (docs/scale-out.md, section 8).
+ */
+const NODE_SETTINGS = { wal_sender_timeout: '10s' };
 
 export interface HaPorts {
   monitor: number;
@@ -342,7 +360,7 @@ export async function openHaDatabase(cfg: Config, log: Log, supervise: Supervise
       if (i === 0) {
         await initdb(layout, pgdata, log, nodesAt[i]);
         // The standby's copy keeps this listen address; pg_autoctl gives each node its own (--listen) on its command line.
-        appendFileSync(path.join(pgdata, 'postgresql.conf'), serverSettings(nodesAt[i].host, layout));
+        appendFileSync(path.join(pgdata, 'postgresql.conf'), serverSettings(nodesAt[i].host, layout, NODE_SETTINGS));
         writeFileSync(path.join(pgdata, 'pg_hba.conf'), hba(false, placement.trustFrom));
       } else {
         // pg_autoctl copies the primary with pg_basebackup, its configuration files with it.
