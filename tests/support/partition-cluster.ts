@@ -390,17 +390,17 @@ export class PartitionCluster {
   }
 
   /**
-   * Node `i`'s Postgres crashes and restarts: one of its backends gets SIGKILL (the one waiting for the
-   * standby to confirm a commit, if one is), so the postmaster ends every session and starts again
+   * Node `i`'s Postgres crashes and restarts: one of its backends gets SIGKILL (`backend`, else one
+   * waiting for the standby to confirm a commit, if one is), so the postmaster ends every session and starts again
    * through crash recovery (restart_after_crash), without its keeper. Returns the backend's pid.
    */
-  async crashPostgres(i: 0 | 1): Promise<number> {
+  async crashPostgres(i: 0 | 1, backend?: number): Promise<number> {
     const client = new pg.Client({ connectionString: this.socketUrl(i) });
     client.on('error', () => {});
     await client.connect();
     try {
       const { rows } = await client.query<{ pid: number }>(`select pid from pg_stat_activity where backend_type = 'client backend' and pid <> pg_backend_pid()
-        order by (wait_event = 'SyncRep') desc nulls last, backend_start limit 1`);
+        order by (pid = $1) desc, (wait_event = 'SyncRep') desc nulls last, backend_start limit 1`, [backend ?? 0]);
       const pid = rows[0]?.pid ?? (await client.query<{ pid: number }>('select pg_backend_pid() as pid')).rows[0]!.pid;
       process.kill(pid, 'SIGKILL');
       return pid;
