@@ -65,11 +65,6 @@ const SITE_PORT = 8080;
 const API_PORT = 54321;
 const NODE = process.execPath;
 
-export interface ClusterOptions {
-  /** More settings for both Postgres nodes (after the stack's own). */
-  log?: (line: string) => void;
-}
-
 interface Tracked { name: string; child: ChildProcess; exited: Promise<number | null> }
 
 export class PartitionCluster {
@@ -185,10 +180,9 @@ export class PartitionCluster {
     await Promise.all([this.#startWitness(), ...SIDES.map((side) => this.#startNode(side)), this.#startFakes()]);
     // Writer a first, so it is the active writer and b its standby.
     for (const side of SIDES) {
-      const writer = this.startWriter(side);
+      this.startWriter(side);
       await until(`${side.writerName} to ${side.name === 'a' ? 'hold the lock' : 'wait as standby'}`, () =>
         this.logs.some((l) => l.includes(`[${side.writerName}]`) && (side.name === 'a' ? l.includes('heartbeat done') : l.includes('waiting as standby'))), 60_000);
-      void writer;
     }
     for (const side of SIDES) this.#startReader(side);
   }
