@@ -6,6 +6,7 @@
 // (https://www.postgresql.org/docs/15/libpq-connect.html#LIBPQ-CONNECT-TARGET-SESSION-ATTRS), keeps
 // the first session that qualifies. A URL naming one host (and no target_session_attrs) is handed to
 // node-postgres exactly as given.
+import { Socket } from 'node:net';
 import pg from 'pg';
 
 /** The libpq values a writer can use: the others (read-only, standby, prefer-standby) pick a server it cannot write on. */
@@ -152,6 +153,32 @@ export interface ConnectOptions {
   connectTimeoutMs?: number;
   /** The client only reads: the URL may ask for a standby (target_session_attrs read-only, standby, prefer-standby), as PostgREST's does. */
   reading?: boolean;
+  /**
+   * A server that sends nothing for this long is taken as gone and the connection dropped (the query
+   * then fails with SilentServer). Without it, a command whose server is cut off without a word waits
+   * as long as TCP retransmits, many minutes. Unset for sessions that may idle by design.
+   */
+  silenceMs?: number;
+}
+
+/** The server sent nothing for ConnectOptions.silenceMs: what it did with the last statement is unknown. */
+export class SilentServer extends Error {}
+
+/**
+ * node-postgres's `stream` option (https://node-postgres.com/apis/client): the socket it connects,
+ * with an idle timeout (https://nodejs.org/api/net.html#socketsettimeouttimeout-callback) that a
+ * byte either way resets.
+ */
+function silenceLimitedStream(opts: ConnectOptions): { stream?: () => Socket } {
+  const ms = opts.silenceMs;
+  if (!ms) return {};
+  return {
+    stream: () => {
+      const socket = new Socket();
+      socket.setTimeout(ms, () => socket.destroy(new SilentServer(`the database server sent nothing for ${ms / 1000} s (cut off, or its disk or network stalled)`)));
+      return socket;
+    },
+  };
 }
 
 /** Why a session does not qualify under `target`, or undefined when it does (libpq's checks). */
@@ -194,6 +221,7 @@ async function openOne(candidate: Candidate, target: ReadingTargetSessionAttrs, 
     // This side notices a dead server too, instead of waiting on a silent socket.
     keepAlive: true,
     keepAliveInitialDelayMillis: 10_000,
+    ...silenceLimitedStream(opts),
   });
   // Until its user listens, an error on an idle client only means "connect again", which callers do.
   client.on('error', () => {});
@@ -252,9 +280,15 @@ export async function poolOnServer(url: string, opts: ConnectOptions & { max: nu
     connectionTimeoutMillis: opts.connectTimeoutMs ?? 10_000,
     keepAlive: true,
     keepAliveInitialDelayMillis: 10_000,
+    ...silenceLimitedStream(opts),
   });
-  // Queued ahead of whatever its first user sends (https://node-postgres.com/apis/pool#events).
-  pool.on('connect', (session) => void session.query(sessionSettings(opts.timeouts)).catch(() => {}));
+  pool.on('connect', (session) => {
+    // A connection lost while a caller holds the session is an 'error' event too, which would end
+    // the process unhandled; the caller's own query fails with the same error.
+    session.on('error', () => {});
+    // Queued ahead of whatever its first user sends (https://node-postgres.com/apis/pool#events).
+    void session.query(sessionSettings(opts.timeouts)).catch(() => {});
+  });
   // An idle connection the server drops (restart, shutdown) is an 'error' event on the pool, which
   // would crash the process unhandled. The pool discards that client and the next query reconnects.
   pool.on('error', () => {});

@@ -1,6 +1,7 @@
 // `npm run writer -- <command>`: the writer job's command line. See `--help`.
 import { isCalendarDate } from '../../contract/dates.ts';
 import { loadEnv } from '../lib/config.ts';
+import { SilentServer } from '../lib/pg-connect.ts';
 import { backfill } from './backfill.ts';
 import { formatCheck, logOriginFinding, runCheck } from './check.ts';
 import { logOrigins, writerConfigFromEnv, type LogSettings, type WriterConfig } from './config.ts';
@@ -146,7 +147,9 @@ async function importCommand(cfg: WriterConfig, log: Logger, file: string, dutie
     await logDuties(db, duties);
     return 0;
   } catch (error) {
-    log.error(`import failed, nothing was written: ${(error as Error).message}`);
+    // The server went silent, perhaps while it committed: only it knows whether the import landed.
+    if (error instanceof SilentServer) log.error(`import stopped: ${error.message}. Whether it was written is unknown: \`npm run writer -- status\` tells, and importing the same input again is safe (it changes nothing twice).`);
+    else log.error(`import failed, nothing was written: ${(error as Error).message}`);
     return 1;
   } finally {
     await db.destroy();

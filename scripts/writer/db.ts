@@ -49,8 +49,14 @@ export type WriterDb = Kysely<StatsTables>;
  */
 export const COMMAND_TIMEOUTS: SessionTimeouts = { statementMs: 60_000, idleInTransactionMs: 60_000, idleSessionMs: 0 };
 
+/**
+ * A command's server that sends nothing for 15 s beyond those timeouts is taken as cut off: a
+ * healthy server has by then answered, or ended the statement or the session itself.
+ */
+export const COMMAND_SILENCE_MS = Math.max(COMMAND_TIMEOUTS.statementMs, COMMAND_TIMEOUTS.idleInTransactionMs) + 15_000;
+
 export function openWriterDb(connectionString: string): WriterDb {
   // The server is chosen when the first query needs a connection.
-  const pool = () => poolOnServer(connectionString, { applicationName: 'stats-writer', timeouts: COMMAND_TIMEOUTS, max: 3 });
+  const pool = () => poolOnServer(connectionString, { applicationName: 'stats-writer', timeouts: COMMAND_TIMEOUTS, silenceMs: COMMAND_SILENCE_MS, max: 3 });
   return new Kysely<StatsTables>({ dialect: new PostgresDialect({ pool }) });
 }

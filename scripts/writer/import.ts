@@ -8,6 +8,7 @@
 import { closeSync, createReadStream, fstatSync, openSync } from 'node:fs';
 import { createInterface } from 'node:readline';
 import type { Readable } from 'node:stream';
+import pg from 'pg';
 import type { WriterDb } from './db.ts';
 import { LineError, parseEvent, type EventOf, type EventType, type ImportEvent } from './events.ts';
 import type { Logger } from './log.ts';
@@ -57,6 +58,8 @@ async function flush(trx: store.Trx, batches: Batches): Promise<void> {
       // Every event of a batch has the batch's type (Batches keys them by it).
       await (WRITES[kind] as (trx: store.Trx, rows: ImportEvent[]) => Promise<void>)(trx, events);
     } catch (error) {
+      // A lost connection is no line's fault.
+      if (!(error instanceof pg.DatabaseError)) throw error;
       // Parsing already checks what the constraints check; this names the span if the database still objects.
       const lines = entries.map((x) => x.line);
       throw new LineError(Math.min(...lines), `the database rejected a ${kind} event among lines ${Math.min(...lines)}-${Math.max(...lines)}: ${(error as Error).message}`);

@@ -66,7 +66,7 @@ export function signLogWith(signer: LogSigner | undefined): void {
  */
 async function committing<T>(db: WriterDb, fn: (trx: Trx) => Promise<T>): Promise<T> {
   let toSign: number | undefined;
-  const result = await db.transaction().execute(async (trx) => {
+  const result = await inTransaction(db, async (trx) => {
     const value = await fn(trx);
     toSign = await appendFinalNights(trx);
     // The COMMIT waits for the synchronous standby with no statement timeout: a wait the timeout
@@ -79,6 +79,25 @@ async function committing<T>(db: WriterDb, fn: (trx: Trx) => Promise<T>): Promis
   });
   if (toSign !== undefined) await signAcknowledged(db, toSign);
   return result;
+}
+
+/**
+ * db.transaction().execute(fn), except that the error thrown is the one that ended the transaction:
+ * with its connection gone (a server gone silent, a reset), Kysely's own throws the ROLLBACK's error,
+ * "not queryable", instead of why.
+ * https://kysely.dev/docs/recipes/controlled-transactions
+ */
+async function inTransaction<T>(db: WriterDb, fn: (trx: Trx) => Promise<T>): Promise<T> {
+  const trx = await db.startTransaction().execute();
+  try {
+    const value = await fn(trx);
+    await trx.commit().execute();
+    return value;
+  } catch (error) {
+    // After a failed COMMIT too: the rollback gives the connection back, whatever it answers.
+    if (!trx.isCommitted) await trx.rollback().execute().catch(() => {});
+    throw error;
+  }
 }
 
 /**

@@ -1,6 +1,7 @@
 // The NDJSON import against a real database: valid files, every kind of bad line,
-// duplicates, re-import, corrections, the demo hand-over and a 100,000-event file.
+// duplicates, re-import, corrections, the demo hand-over, a 100,000-event file and a server gone silent.
 import { createWriteStream, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { createServer, connect, type AddressInfo, type Socket } from 'node:net';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { Readable } from 'node:stream';
@@ -8,13 +9,13 @@ import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
 import { addDays, todayUtc } from '../../contract/dates.ts';
 import { DATA_TABLES, DEMO_TABLES, type StatsTableName } from '../../contract/tables.ts';
 import { seedDemoIfEmpty } from '../../scripts/writer/demo.ts';
-import { openWriterDb, type WriterDb } from '../../scripts/writer/db.ts';
+import { COMMAND_SILENCE_MS, openWriterDb, type WriterDb } from '../../scripts/writer/db.ts';
 import { EVENT_TYPES } from '../../scripts/writer/events.ts';
 import { importEvents } from '../../scripts/writer/import.ts';
 import { createLogger } from '../../scripts/writer/log.ts';
 import { query, resetData, rowCounts, totalRows } from '../support/db.ts';
 import { startTestStack, type TestStack } from '../support/stack.ts';
-import { cliEnv, landingStats, landingStatsViaApi, runCli, startCli } from '../support/writer.ts';
+import { cliEnv, landingStats, landingStatsViaApi, runCli, startCli, until } from '../support/writer.ts';
 
 let stack: TestStack;
 let db: WriterDb;
@@ -252,4 +253,63 @@ describe('a file of 100,000 events', () => {
     expect(Math.max(...rss) - rss[0]!).toBeLessThan(80);
     expect(run.lines.find((l) => l.msg === 'import committed')).toMatchObject({ events: N });
   }, 120_000);
+});
+
+describe('a database server that goes silent', () => {
+  /**
+   * A TCP relay to the stack's Postgres that can stop passing bytes either way while it keeps every
+   * connection open, as a network that drops packets without a word does (the relay's own TCP still
+   * acknowledges what the client sends, so only the client's own deadline can end its wait).
+   */
+  async function silenceableRelay(upstreamPort: number) {
+    let silent = false;
+    const sockets: Socket[] = [];
+    const server = createServer((client) => {
+      const upstream = connect(upstreamPort, '127.0.0.1');
+      sockets.push(client, upstream);
+      client.on('data', (chunk) => { if (!silent) upstream.write(chunk); });
+      upstream.on('data', (chunk) => { if (!silent) client.write(chunk); });
+      for (const [a, b] of [[client, upstream], [upstream, client]] as const) {
+        a.on('error', () => {});
+        a.on('close', () => { if (!silent) b.destroy(); });
+      }
+    });
+    await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+    return {
+      port: (server.address() as AddressInfo).port,
+      connections: () => sockets.length / 2,
+      silence: () => { silent = true; },
+      close: () => { for (const s of sockets) s.destroy(); server.close(); },
+    };
+  }
+
+  it('ends the import with its outcome unknown once the server has sent nothing for COMMAND_SILENCE_MS, and a second import writes the night once', async () => {
+    const url = new URL(stack.db.urlFor('stats_writer'));
+    const relay = await silenceableRelay(Number(url.port));
+    try {
+      url.port = String(relay.port);
+      const night = { type: 'payout', date: addDays(today, -3), usd: 12.345678 };
+      const run = startCli(['import', '-'], cliEnv(stack, { WRITER_DATABASE_URL: url.toString() }));
+      // The import has begun its transaction (it reads its input inside it) before the network goes quiet.
+      await until('the import to open its transaction', async () => (await query<{ n: number }>(stack.db.adminUrl,
+        "select count(*)::int as n from pg_stat_activity where usename = 'stats_writer' and state like 'idle in transaction%'"))[0]!.n > 0);
+      relay.silence();
+      const silencedAt = Date.now();
+      run.child.stdin!.end(lines(night));
+      const result = await run.result;
+      const waited = Date.now() - silencedAt;
+      expect(result.code).toBe(1);
+      expect(result.stdout).toContain(`import stopped: the database server sent nothing for ${COMMAND_SILENCE_MS / 1000} s`);
+      expect(result.stdout).toContain('Whether it was written is unknown');
+      expect(waited).toBeGreaterThanOrEqual(COMMAND_SILENCE_MS - 1_000);
+      expect(waited).toBeLessThan(COMMAND_SILENCE_MS + 20_000);
+      // The COMMIT never reached the server here; importing again is the advice, and writes the night.
+      expect(await count('payout')).toBe(0);
+      const again = await runCli(['import', '-'], cliEnv(stack), lines(night));
+      expect(again.code, again.stdout).toBe(0);
+      expect(await query(stack.db.adminUrl, 'select date, usd::text from stats.payout')).toEqual([{ date: night.date, usd: '12.345678' }]);
+    } finally {
+      relay.close();
+    }
+  }, COMMAND_SILENCE_MS + 90_000);
 });
