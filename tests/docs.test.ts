@@ -12,6 +12,7 @@ import { ROOT_DIR } from '../scripts/lib/config.ts';
 import { envExampleNames, namesReadByCode } from './support/env-example.ts';
 
 const README = path.join(ROOT_DIR, 'README.md');
+const CONFIGURATION_REL = path.relative(ROOT_DIR, CONFIGURATION_PAGE);
 const DOCS = path.join(ROOT_DIR, 'docs');
 const SCRIPTS = Object.keys((JSON.parse(readFileSync(path.join(ROOT_DIR, 'package.json'), 'utf8')) as { scripts: Record<string, string> }).scripts);
 
@@ -124,7 +125,7 @@ describe('the README and the docs', () => {
   const all = pages();
 
   it('read every page under docs/, the index and the kept pages among them', () => {
-    for (const page of ['docs/README.md', 'docs/scale-out.md', 'docs/witness.md', 'docs/audit.md', 'docs/reference/configuration.md']) {
+    for (const page of ['docs/README.md', 'docs/scale-out.md', 'docs/witness.md', 'docs/audit.md', CONFIGURATION_REL]) {
       expect(all.map(rel)).toContain(page);
     }
   });
@@ -160,7 +161,7 @@ describe('the README and the docs', () => {
   });
 
   it('show the configuration table as `npm run docs:config` makes it from .env.example and the defaults', () => {
-    expect(readFileSync(CONFIGURATION_PAGE, 'utf8'), 'run `npm run docs:config` and commit docs/reference/configuration.md').toBe(configurationPage());
+    expect(readFileSync(CONFIGURATION_PAGE, 'utf8'), `run \`npm run docs:config\` and commit ${CONFIGURATION_REL}`).toBe(configurationPage());
     const page = readFileSync(CONFIGURATION_PAGE, 'utf8');
     const missing = [...envExampleNames()].filter((name) => !page.includes(`| \`${name}\` |`));
     expect(missing, 'variables of .env.example without a row').toEqual([]);
@@ -198,7 +199,7 @@ describe('the README', () => {
   it('links every next step into docs/', () => {
     const targets = links(lines.join('\n'));
     for (const page of ['docs/tutorial/live-account.md', 'docs/how-to/https-and-boot.md', 'docs/how-to/call-the-api.md', 'docs/how-to/verify.md',
-      'docs/scale-out.md', 'docs/reference/configuration.md', 'docs/how-to/backup-restore.md', 'docs/how-to/upgrade.md', 'docs/contributing.md']) {
+      'docs/scale-out.md', CONFIGURATION_REL, 'docs/how-to/backup-restore.md', 'docs/how-to/upgrade.md', 'docs/contributing.md']) {
       expect(targets).toContain(page);
     }
   });

@@ -1,4 +1,4 @@
-// `npm run docs:config`: the table of every environment variable in docs/reference/configuration.md.
+// `npm run docs:config`: the table of every environment variable in the configuration reference (CONFIGURATION_PAGE).
 // There is one source and no second list: what each variable does is the comment right above it in
 // .env.example (a section is its `# --- Title` line and the comment under it), and its default is the
 // value the code applies when the environment leaves it unset (the config modules' tables, the edge's
