@@ -74,7 +74,7 @@ export const SITE_DOCUMENTS: readonly SiteDocument[] = [
   // Signed per answer by the edge (the signature carries created and expires).
   { path: SITE_PATHS.SIG_DIRECTORY, mediaType: KEY_DIRECTORY_MEDIA_TYPE, cacheControl: KEY_DIRECTORY_CACHE_CONTROL, title: 'HTTP message signatures key directory (Ed25519 JWKS)' },
   // The log's page is the edge's (it states the live checkpoint); the verifier is this repository's
-  // scripts/verify/, bundled into one file by the build (site/render/verifier.ts) so anyone can run it alone.
+  // verify/ with its log-reader/, bundled into one file by the build (site/render/verifier.ts) so anyone can run it alone.
   { path: SITE_PATHS.LOG, mediaType: 'text/html; charset=utf-8', cacheControl: 'public, max-age=60', title: 'Transparency log of the nightly figures' },
   { path: SITE_PATHS.LOG_VERIFIER, file: file(SITE_PATHS.LOG_VERIFIER), mediaType: JAVASCRIPT, cacheControl: CACHE_SHORT, title: 'The verifier: one JavaScript file, run with Node alone' },
   { path: SITE_PATHS.ROBOTS, file: file(SITE_PATHS.ROBOTS), source: 'robots.txt', mediaType: PLAIN_TEXT, cacheControl: CACHE_LONG },

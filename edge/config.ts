@@ -1,4 +1,4 @@
-// The edge's own configuration. It is deliberately smaller than scripts/lib/config.ts: the edge
+// The edge's own configuration. It is deliberately smaller than config/config.ts: the edge
 // holds the public anon key, the URLs and the key that signs its key directory, never the JWT
 // secret or database passwords, so the process that faces the internet cannot leak what it never had.
 import { isSocketAddress } from './gateway.ts';

@@ -1,6 +1,6 @@
 // `npm run build:runtime` (and before every `npm start`): bundles the stack's long-running Node programs
-// into .build/ (scripts/lib/runtime-build.ts says why).
-import { buildRuntime, BUILD_DIR } from './lib/runtime-build.ts';
+// into .build/ (stack/runtime-build.ts says why).
+import { buildRuntime, BUILD_DIR } from '../stack/runtime-build.ts';
 
 try {
   await buildRuntime();

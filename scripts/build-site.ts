@@ -2,8 +2,8 @@
 // for a deployment (e.g. into the nginx image's document root) from the same configuration
 // `npm start` reads.
 import path from 'node:path';
-import { configFromEnv, loadEnv } from './lib/config.ts';
-import { renderSite } from './lib/site.ts';
+import { configFromEnv, loadEnv } from '../config/config.ts';
+import { renderSite } from '../stack/site.ts';
 
 const outDir = process.argv[2];
 if (!outDir) {

@@ -5,9 +5,9 @@
 // Review the file before committing it: migra writes what it sees, and a rename looks like a drop and a create.
 import { writeFileSync } from 'node:fs';
 import path from 'node:path';
-import { adminDatabaseUrl } from './lib/config.ts';
-import { MIGRATIONS_DIR } from './lib/migrations.ts';
-import { schemaDifference } from './lib/schema-diff.ts';
+import { adminDatabaseUrl } from '../config/config.ts';
+import { MIGRATIONS_DIR } from '../stack/migrations.ts';
+import { schemaDifference } from '../stack/schema-diff.ts';
 
 const name = process.argv[2];
 if (!name || !/^[a-z0-9_]+$/.test(name)) {

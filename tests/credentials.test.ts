@@ -6,9 +6,9 @@
 import { spawnSync } from 'node:child_process';
 import http from 'node:http';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { findNginx } from '../scripts/lib/nginx.ts';
-import { startPostgrest } from '../scripts/lib/postgrest.ts';
-import { freePort, type Child } from '../scripts/lib/processes.ts';
+import { findNginx } from '../stack/nginx.ts';
+import { startPostgrest } from '../stack/postgrest.ts';
+import { freePort, type Child } from '../stack/processes.ts';
 import { startTestStack, type TestStack } from './support/stack.ts';
 
 let stack: TestStack;

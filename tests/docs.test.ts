@@ -8,7 +8,7 @@ import { readdirSync, readFileSync, statSync } from 'node:fs';
 import path from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { CONFIGURATION_PAGE, configurationPage } from '../scripts/docs/configuration.ts';
-import { ROOT_DIR } from '../scripts/lib/config.ts';
+import { ROOT_DIR } from '../config/config.ts';
 import { envExampleNames, namesReadByCode } from './support/env-example.ts';
 
 const README = path.join(ROOT_DIR, 'README.md');

@@ -3,7 +3,7 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { downHealth } from '../contract/records.ts';
 import { GATEWAY_UNAVAILABLE } from '../contract/texts/rules.ts';
-import { waitUntil } from '../scripts/lib/processes.ts';
+import { waitUntil } from '../stack/processes.ts';
 import { startTestStack, type TestStack } from './support/stack.ts';
 
 let stack: TestStack;

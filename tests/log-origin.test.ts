@@ -16,8 +16,8 @@ import { addDays, todayUtc } from '../contract/dates.ts';
 import { noteVerifierKey } from '../contract/log-key.ts';
 import { logOrigin, SITE_PATHS } from '../contract/paths.ts';
 import type { LogRecord } from '../contract/records.ts';
-import { ROOT_DIR } from '../scripts/lib/config.ts';
-import { freePort } from '../scripts/lib/processes.ts';
+import { ROOT_DIR } from '../config/config.ts';
+import { freePort } from '../stack/processes.ts';
 import { query, withClient } from './support/db.ts';
 import { fakeAccount, FakePolymarket, writerEnv } from './support/fake-polymarket.ts';
 import { startTestNode, startTestStack, type TestStack } from './support/stack.ts';
@@ -55,7 +55,7 @@ const importNights = async (env: Record<string, string | undefined>, events: obj
   expect(run.code, run.stdout + run.stderr).toBe(0);
   return run;
 };
-/** `npm run verify` (scripts/verify/cli.ts, what the npm script runs) with these arguments. */
+/** `npm run verify` (verify/cli.ts, what the npm script runs) with these arguments. */
 const npmVerify = (...args: string[]) => promisify(execFile)(process.execPath, [path.join(ROOT_DIR, 'scripts', 'verify', 'cli.ts'), ...args], { cwd: ROOT_DIR }).then(
   ({ stdout }) => ({ code: 0, stdout, stderr: '' }),
   (error: { code: number; stdout: string; stderr: string }) => ({ code: error.code, stdout: error.stdout, stderr: error.stderr }),

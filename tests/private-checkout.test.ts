@@ -4,8 +4,8 @@ import { spawn } from 'node:child_process';
 import { existsSync, rmSync } from 'node:fs';
 import path from 'node:path';
 import { describe, expect, it } from 'vitest';
-import { defaultDataDir } from '../scripts/lib/config.ts';
-import { freePort } from '../scripts/lib/processes.ts';
+import { defaultDataDir } from '../config/config.ts';
+import { freePort } from '../stack/processes.ts';
 import { copyCheckout } from './support/checkout.ts';
 
 const isRoot = process.getuid?.() === 0;

@@ -10,9 +10,9 @@ import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { describe, expect, inject, it } from 'vitest';
 import { API_PATHS, CACHED_RECORDS, EDGE_PATHS, recordName, type CachedRecord } from '../contract/paths.ts';
-import { configFromEnv } from '../scripts/lib/config.ts';
-import { completeSecrets } from '../scripts/lib/keys.ts';
-import { findBrotliModules, findNginx, renderNginx } from '../scripts/lib/nginx.ts';
+import { configFromEnv } from '../config/config.ts';
+import { completeSecrets } from '../stack/secrets.ts';
+import { findBrotliModules, findNginx, renderNginx } from '../stack/nginx.ts';
 import { apiLocations, LOCATION_FILES, siteLocations } from '../site/render/locations.ts';
 
 const { apiUrl, siteUrl, anonKey } = inject('stack');

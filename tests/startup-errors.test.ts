@@ -6,9 +6,9 @@ import net from 'node:net';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { afterEach, describe, expect, inject, it } from 'vitest';
-import { migrate } from '../scripts/lib/migrations.ts';
-import { ROOT_DIR } from '../scripts/lib/config.ts';
-import { freePort, startChild, waitUntil } from '../scripts/lib/processes.ts';
+import { migrate } from '../stack/migrations.ts';
+import { ROOT_DIR } from '../config/config.ts';
+import { freePort, startChild, waitUntil } from '../stack/processes.ts';
 import { withClient } from './support/db.ts';
 import { startTestStack } from './support/stack.ts';
 

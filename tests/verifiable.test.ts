@@ -21,8 +21,8 @@ import { buildTree, type Tree } from '../contract/tlog/merkle.ts';
 import { checkpointBody, importNoteSigningKey, signNote } from '../contract/tlog/note.ts';
 import { createAnswerSigner, type AnswerSigner } from '../edge/response-signature.ts';
 import { parseTilePath, tileBytes } from '../edge/tlog/tiles.ts';
-import { ROOT_DIR } from '../scripts/lib/config.ts';
-import { freePort } from '../scripts/lib/processes.ts';
+import { ROOT_DIR } from '../config/config.ts';
+import { freePort } from '../stack/processes.ts';
 import { API_PATHS, SITE_PATHS } from '../contract/paths.ts';
 import { SITE_DOCUMENTS } from '../contract/documents.ts';
 import { verifierScript } from '../site/render/verifier.ts';
@@ -258,7 +258,7 @@ describe('the transparency log', () => {
   const receipt = (date: string) => path.join(dir, `${date}.tlog-proof`);
   let before: string;
 
-  it('serves the verifier as the one JavaScript file the build makes of scripts/verify/: Node\'s own modules only, this site its default', async () => {
+  it('serves the verifier as the one JavaScript file the build makes of verify/: Node\'s own modules only, this site its default', async () => {
     const answer = await fetch(site + SITE_PATHS.LOG_VERIFIER);
     expect(answer.status).toBe(200);
     expect(answer.headers.get('content-type')).toBe(SITE_DOCUMENTS.find((d) => d.path === SITE_PATHS.LOG_VERIFIER)!.mediaType);

@@ -14,7 +14,7 @@ import { logOrigin, SITE_PATHS } from '../contract/paths.ts';
 import type { HealthRecord, HistoryRecord, LogRecord } from '../contract/records.ts';
 import { buildTree } from '../contract/tlog/merkle.ts';
 import { checkpointBody, importNoteSigningKey, signNote } from '../contract/tlog/note.ts';
-import { freePort } from '../scripts/lib/processes.ts';
+import { freePort } from '../stack/processes.ts';
 import { query } from './support/db.ts';
 import { startTestStack, type TestStack } from './support/stack.ts';
 import { buildGo, post, run, startGoWitness, startWitness, type Running, type WitnessArgs } from './support/witness.ts';

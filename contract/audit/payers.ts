@@ -2,7 +2,7 @@
 // {"chain_id", "token", "payer", "from", "until", "source"} rows (extra keys such as "note" allowed).
 // A transfer counts for a night when its token and its sender match a row of the chain whose dates
 // cover the night: `from` inclusive, `until` exclusive, null for a row still in force. The project
-// ships its list in scripts/audit/payers.json; an auditor may pass their own in the same format.
+// ships its list in audit/payers.json; an auditor may pass their own in the same format.
 import { isCalendarDate } from '../dates.ts';
 
 export interface PayerRow { chain_id: number; token: string; payer: string; from: string; until: string | null; source: string }

@@ -1,8 +1,8 @@
 // docker-compose's one-shot `migrate` service: applies supabase/migrations (forward only) to DATABASE_URL
 // and sets the login roles' passwords from the environment (with REPLICATION_PASSWORD, the read
 // replica's streaming role too, and the cap on the WAL its slot holds), then exits.
-import { ensureReplication, setLoginPasswords } from '../lib/database.ts';
-import { migrate } from '../lib/migrations.ts';
+import { ensureReplication, setLoginPasswords } from '../../stack/database.ts';
+import { migrate } from '../../stack/migrations.ts';
 
 const required = (name: string) => {
   const value = process.env[name];

@@ -10,7 +10,7 @@
 # (--create-slot; -R names it in primary_slot_name), so the primary keeps the WAL the replica has not
 # received yet: one that was disconnected, or stopped, catches up by itself once it can reach the
 # primary again (https://www.postgresql.org/docs/15/warm-standby.html#STREAMING-REPLICATION-SLOTS).
-# The primary keeps at most max_slot_wal_keep_size of it (set by the stack, scripts/lib/database.ts).
+# The primary keeps at most max_slot_wal_keep_size of it (set by the stack, stack/database.ts).
 # Past that cap, at its next checkpoint, the primary gives up the slot ("lost") and removes the WAL:
 # the replica can no longer stream (health says it is not streaming) until it is started again. On
 # every start this script asks the primary about the slot (pg_replication_slots,

@@ -8,9 +8,9 @@ import { readFileSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
 import { edgeConfigFromEnv } from '../../edge/config.ts';
 import { DEFAULT_POLICY_UPDATED } from '../../site/render/render.ts';
-import { BACKUP_DEFAULTS } from '../backup.ts';
-import { configFromEnv, ROOT_DIR, STACK_DEFAULTS } from '../lib/config.ts';
-import { WRITER_DEFAULTS } from '../writer/config.ts';
+import { BACKUP_DEFAULTS } from '../../stack/backup.ts';
+import { configFromEnv, ROOT_DIR, STACK_DEFAULTS } from '../../config/config.ts';
+import { WRITER_DEFAULTS } from '../../writer/config.ts';
 
 export const ENV_EXAMPLE = path.join(ROOT_DIR, '.env.example');
 export const CONFIGURATION_PAGE = path.join(ROOT_DIR, 'docs', 'reference', 'configuration.md');

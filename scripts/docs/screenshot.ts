@@ -5,8 +5,8 @@
 import { writeFileSync } from 'node:fs';
 import path from 'node:path';
 import { chromium } from 'playwright-core';
-import { ROOT_DIR } from '../lib/config.ts';
-import { startTestStack } from '../stack/ephemeral.ts';
+import { ROOT_DIR } from '../../config/config.ts';
+import { startTestStack } from '../../stack/ephemeral.ts';
 
 const SCREENSHOT = path.join(ROOT_DIR, 'docs', 'images', 'page.png');
 /** Wide enough for four figures a row, tall enough for the figures and the chart of the last nights. */

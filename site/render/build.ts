@@ -2,7 +2,7 @@
 // locations (under _nginx/, which no location serves) into outDir, from SITE_URL, API_URL, ANON_KEY,
 // LOG_PUBLIC_KEY (LOG_ORIGIN) and POLICY_UPDATED in the environment. docker-compose's site service runs it
 // for the gateway; the local stack and `npm run build:site` run it with their configuration
-// (scripts/lib/site.ts).
+// (stack/site.ts).
 import path from 'node:path';
 import { writeLocations } from './locations.ts';
 import { renderSiteDocuments } from './render.ts';

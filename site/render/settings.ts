@@ -1,5 +1,5 @@
 // The renderer's settings, read from the environment it is started with: the local stack hands it
-// its own configuration (scripts/lib/site.ts), docker-compose's site service the deployment's.
+// its own configuration (stack/site.ts), docker-compose's site service the deployment's.
 import type { DocumentsConfig } from './render.ts';
 
 export type SiteEnv = Record<string, string | undefined>;

@@ -1,12 +1,15 @@
-// The verifier as the site serves it: its source folder (scripts/verify/, TypeScript that imports only
-// Node's own modules and itself) bundled by esbuild (https://esbuild.github.io/api/#build) into one
+// The verifier as the site serves it: its source folders (verify/ and the log-reader/ it reads the log
+// with, TypeScript that imports only Node's own modules and these two) bundled by esbuild (https://esbuild.github.io/api/#build) into one
 // ES module anyone runs with `node`, naming the site that serves it as the one it checks by default.
 import { readFileSync } from 'node:fs';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { build, type Plugin } from 'esbuild';
 
-const VERIFIER_DIR = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '../../scripts/verify');
+const ROOT = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '../..');
+const VERIFIER_DIR = path.join(ROOT, 'verify');
+/** The folders whose sources go into the bundle: the verifier, and its reading of the log. */
+const SOURCE_DIRS = [VERIFIER_DIR, path.join(ROOT, 'log-reader')];
 /** The command line: the bundle's entry, whose opening comment says what the file checks and from which standards. */
 const VERIFIER_ENTRY = path.join(VERIFIER_DIR, 'cli.ts');
 /** The module that names the site checked by default: the served file names the site that serves it. */
@@ -31,7 +34,7 @@ function openingComment(source: string): string {
   return lines.slice(0, end < 0 ? lines.length : end).join('\n');
 }
 
-/** The served verifier for the site at `siteUrl`: one JavaScript file of the whole folder. */
+/** The served verifier for the site at `siteUrl`: one JavaScript file of both folders. */
 export async function verifierScript(siteUrl: string): Promise<string> {
   const result = await build({
     entryPoints: [VERIFIER_ENTRY],
@@ -49,7 +52,7 @@ export async function verifierScript(siteUrl: string): Promise<string> {
     logLevel: 'silent',
   });
   // Written from the standards, not from the service's code: nothing outside its folder goes in.
-  const foreign = Object.keys(result.metafile.inputs).filter((input) => !path.resolve(input).startsWith(VERIFIER_DIR + path.sep));
-  if (foreign.length) throw new Error(`The verifier's bundle takes in ${foreign.join(', ')}: scripts/verify/ may import only Node's own modules (node:…) and itself.`);
+  const foreign = Object.keys(result.metafile.inputs).filter((input) => !SOURCE_DIRS.some((dir) => path.resolve(input).startsWith(dir + path.sep)));
+  if (foreign.length) throw new Error(`The verifier's bundle takes in ${foreign.join(', ')}: verify/ and log-reader/ may import only Node's own modules (node:…) and each other.`);
   return result.outputFiles[0]!.text;
 }

@@ -4,7 +4,7 @@
 --   authenticator  LOGIN    PostgREST's login role; NOINHERIT, may only switch to anon
 --   stats_writer   LOGIN    the writer job: reads and writes the data tables, nothing else
 -- Login passwords are secrets: migrations create the roles without one, and the stack sets them
--- from the environment (scripts/lib/database.ts). Roles are cluster-wide, so create them idempotently.
+-- from the environment (stack/database.ts). Roles are cluster-wide, so create them idempotently.
 
 do $$
 begin

@@ -11,7 +11,7 @@ import type { Address, Hash } from 'viem';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { addDays, todayUtc } from '../../contract/dates.ts';
 import { TABLE_NAMES } from '../../contract/tables.ts';
-import { ROOT_DIR, type Env } from '../../scripts/lib/config.ts';
+import { ROOT_DIR, type Env } from '../../config/config.ts';
 import { startChain, type TestChain } from '../support/chain.ts';
 import { query } from '../support/db.ts';
 import { activity, earning, fakeAccount, FakePolymarket, writerEnv } from '../support/fake-polymarket.ts';

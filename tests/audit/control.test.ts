@@ -3,7 +3,7 @@
 // through its EIP-1271 isValidSignature.
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { controlMessage } from '../../contract/audit/control.ts';
-import { connectChain, controls, type Chain } from '../../scripts/audit/chain.ts';
+import { connectChain, controls, type Chain } from '../../audit/chain.ts';
 import { startChain, type TestChain } from '../support/chain.ts';
 
 let chain: TestChain;

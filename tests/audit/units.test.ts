@@ -10,8 +10,8 @@ import { canonicalJson } from '../../contract/audit/canonical-json.ts';
 import { nightCommitment, nightPayload, payloadProblem, walletCommitment } from '../../contract/audit/commitment.ts';
 import { countsAsReward, parsePayers } from '../../contract/audit/payers.ts';
 import { drawNights, sampleCandidates } from '../../contract/audit/sample.ts';
-import { SHIPPED_PAYERS } from '../../scripts/audit/check.ts';
-import { FileVault, saltKeyOf } from '../../scripts/writer/transfer-vault.ts';
+import { SHIPPED_PAYERS } from '../../audit/check.ts';
+import { FileVault, saltKeyOf } from '../../writer/transfer-vault.ts';
 
 const A = '0x00000000000000000000000000000000000000aa';
 const B = '0x00000000000000000000000000000000000000bb';

@@ -3,7 +3,7 @@ import { mkdirSync, mkdtempSync, readFileSync, rmSync, statSync, writeFileSync }
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { dump, restore } from '../../scripts/backup.ts';
+import { dump, restore } from '../../stack/backup.ts';
 import { withClient } from '../support/db.ts';
 import { startTestStack, type TestStack } from '../support/stack.ts';
 

@@ -8,13 +8,13 @@ import path from 'node:path';
 import Ajv2019 from 'ajv/dist/2019.js';
 import { parse as parseYaml } from 'yaml';
 import { describe, expect, it } from 'vitest';
-import { configFromEnv, ROOT_DIR } from '../../scripts/lib/config.ts';
-import { postgrestEnv } from '../../scripts/lib/postgrest.ts';
-import { writerConfigFromEnv } from '../../scripts/writer/config.ts';
-import { REPLICATION_ROLE, SERVER_MALLOC_ENV } from '../../scripts/lib/database.ts';
-import { EDGE_MALLOC_ENV, EDGE_NODE_FLAGS } from '../../scripts/lib/edge.ts';
-import { DEFAULT_REPLICA_SLOT, REPLICA_SCRIPT } from '../../scripts/lib/replica.ts';
-import { findNginx, NGINX_DIR, renderTemplate } from '../../scripts/lib/nginx.ts';
+import { configFromEnv, ROOT_DIR } from '../../config/config.ts';
+import { postgrestEnv } from '../../stack/postgrest.ts';
+import { writerConfigFromEnv } from '../../writer/config.ts';
+import { REPLICATION_ROLE, SERVER_MALLOC_ENV } from '../../stack/database.ts';
+import { EDGE_MALLOC_ENV, EDGE_NODE_FLAGS } from '../../stack/edge.ts';
+import { DEFAULT_REPLICA_SLOT, REPLICA_SCRIPT } from '../../stack/replica.ts';
+import { findNginx, NGINX_DIR, renderTemplate } from '../../stack/nginx.ts';
 import { envExampleNames } from '../support/env-example.ts';
 import { WRITER_COMMAND } from '../support/writer.ts';
 import { LOCATION_FILES, writeLocations } from '../../site/render/locations.ts';
@@ -143,7 +143,7 @@ describe('docker-compose.yml', () => {
   });
 
   it("gives the writers every setting the writer reads, and with compose's defaults they run as the local stack's writer does", () => {
-    const read = readFileSync(path.join(ROOT_DIR, 'scripts/writer/config.ts'), 'utf8');
+    const read = readFileSync(path.join(ROOT_DIR, 'writer/config.ts'), 'utf8');
     const names = new Set([...read.matchAll(/\benv\.([A-Z][A-Z0-9_]+)|\(env,\s*'([A-Z][A-Z0-9_]+)'/g)].map((m) => (m[1] ?? m[2])!));
     // The log's default origin is made from the site's URL, which the writer reads through the stack's configuration.
     names.add('SITE_URL');
@@ -270,8 +270,8 @@ describe('docker-compose.yml', () => {
       expect(command).not.toContain('--auth');
     }
     expect(commands[1]).toContain('--replication-quorum true');
-    // the same failover timing as scripts/lib/ha.ts
-    const local = readFileSync(path.join(ROOT_DIR, 'scripts/lib/ha.ts'), 'utf8');
+    // the same failover timing as stack/ha.ts
+    const local = readFileSync(path.join(ROOT_DIR, 'stack/ha.ts'), 'utf8');
     const settings = [...local.matchAll(/'(pgautofailover\.[a-z_]+)': '(\d+)'/g)];
     expect(settings.map((m) => m[1])).toEqual(['pgautofailover.node_considered_unhealthy_timeout', 'pgautofailover.primary_demote_timeout', 'pgautofailover.startup_grace_period']);
     for (const [, setting, value] of settings) expect(text).toContain(`echo "${setting} = ${value}"`);

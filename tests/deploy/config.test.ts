@@ -7,11 +7,11 @@ import { readdirSync, readFileSync } from 'node:fs';
 import path from 'node:path';
 import { parseEnv } from 'node:util';
 import { describe, expect, it } from 'vitest';
-import { USAGE as BACKUP_USAGE } from '../../scripts/backup.ts';
+import { USAGE as BACKUP_USAGE } from '../../stack/backup.ts';
 import { configurationDefaults } from '../../scripts/docs/configuration.ts';
-import { configFromEnv, ROOT_DIR, STACK_DEFAULTS } from '../../scripts/lib/config.ts';
-import { gatewayAddresses } from '../../scripts/lib/nginx.ts';
-import { HELP as WRITER_HELP } from '../../scripts/writer/help.ts';
+import { configFromEnv, ROOT_DIR, STACK_DEFAULTS } from '../../config/config.ts';
+import { gatewayAddresses } from '../../stack/nginx.ts';
+import { HELP as WRITER_HELP } from '../../writer/help.ts';
 import { envExampleNames, namesReadByCode } from '../support/env-example.ts';
 
 // Read from the environment but not configuration an operator sets: the process's own environment,
@@ -82,7 +82,7 @@ describe('configuration', () => {
     // The default addresses, in the README's table and the verifier's help.
     expect(readme).toContain(`| API host \`{api_url}\` | ${defaults.get('API_URL')} |`);
     expect(readme).toContain(`| site host \`{base_url}\` | ${defaults.get('SITE_URL')} |`);
-    const verifyHelp = spawnSync(process.execPath, [path.join(ROOT_DIR, 'scripts/verify/cli.ts'), '--help'], { encoding: 'utf8' }).stdout;
+    const verifyHelp = spawnSync(process.execPath, [path.join(ROOT_DIR, 'verify/cli.ts'), '--help'], { encoding: 'utf8' }).stdout;
     expect(verifyHelp).toContain(`(default ${defaults.get('SITE_URL')})`);
   });
 });

@@ -5,7 +5,7 @@ import { existsSync, mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
-import { ROOT_DIR } from '../../scripts/lib/config.ts';
+import { ROOT_DIR } from '../../config/config.ts';
 
 const dir = mkdtempSync(path.join(tmpdir(), 'keys-cli-'));
 const envFile = path.join(dir, '.env');

@@ -4,8 +4,8 @@ import { readdirSync, readFileSync, statSync, utimesSync } from 'node:fs';
 import path from 'node:path';
 import { pathToFileURL } from 'node:url';
 import { afterAll, describe, expect, it } from 'vitest';
-import { ROOT_DIR } from '../../scripts/lib/config.ts';
-import { buildRuntime, bundleEntry, freshBundle, RUNTIME_PROGRAMS } from '../../scripts/lib/runtime-build.ts';
+import { ROOT_DIR } from '../../config/config.ts';
+import { buildRuntime, bundleEntry, freshBundle, RUNTIME_PROGRAMS } from '../../stack/runtime-build.ts';
 
 afterAll(async () => {
   // Whatever a test here left older than its sources is made afresh for the files that run after it.
@@ -20,7 +20,7 @@ describe('the runtime bundles', () => {
       const dir = path.dirname(bundleEntry(name));
       for (const file of readdirSync(dir).filter((f) => f.endsWith('.mjs'))) expect(readFileSync(path.join(dir, file), 'utf8'), file).not.toContain('import.meta');
     }
-    // The checkout's root is taken relative to scripts/lib/config.ts, wherever the bundle lies.
+    // The checkout's root is taken relative to config/config.ts, wherever the bundle lies.
     expect(readFileSync(bundleEntry('start'), 'utf8')).toContain(JSON.stringify(pathToFileURL(path.join(ROOT_DIR, 'scripts', 'lib', 'config.ts')).href));
   });
 

@@ -9,9 +9,9 @@ import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { promisify } from 'node:util';
 import { afterAll, describe, expect, it } from 'vitest';
-import { ROOT_DIR } from '../../scripts/lib/config.ts';
-import { ensureEnvFile } from '../../scripts/lib/keys.ts';
-import { freePort } from '../../scripts/lib/processes.ts';
+import { ROOT_DIR } from '../../config/config.ts';
+import { ensureEnvFile } from '../../stack/secrets.ts';
+import { freePort } from '../../stack/processes.ts';
 import { copyCheckout } from '../support/checkout.ts';
 import { uidOf } from '../support/stack.ts';
 
@@ -20,7 +20,7 @@ const UNIT_NAME = 'public-stats.service';
 const dir = mkdtempSync(path.join(tmpdir(), 'service-test-'));
 afterAll(() => rmSync(dir, { recursive: true, force: true }));
 
-/** The command as `node scripts/service.ts`, with an env file of its own so the checkout's .env plays no part. */
+/** The command as `node stack/service.ts`, with an env file of its own so the checkout's .env plays no part. */
 function service(args: string[], env: Record<string, string> = {}) {
   const result = spawnSync(process.execPath, [SERVICE, ...args], { cwd: ROOT_DIR, encoding: 'utf8', env: { PATH: process.env.PATH ?? '', ENV_FILE: path.join(dir, 'absent.env'), ...env } });
   return { code: result.status, stdout: result.stdout, stderr: result.stderr };

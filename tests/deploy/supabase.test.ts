@@ -5,8 +5,8 @@ import { readdirSync, readFileSync } from 'node:fs';
 import path from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { parse as parseToml } from 'smol-toml';
-import { ROOT_DIR } from '../../scripts/lib/config.ts';
-import { MIGRATIONS_DIR } from '../../scripts/lib/migrations.ts';
+import { ROOT_DIR } from '../../config/config.ts';
+import { MIGRATIONS_DIR } from '../../stack/migrations.ts';
 
 describe('supabase/', () => {
   it('holds the one migration history, named as the Supabase CLI names migrations, plain SQL without runner markers', () => {

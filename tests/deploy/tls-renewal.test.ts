@@ -2,7 +2,7 @@
 // the lifetime is left, without being asked, and serves the new certificate on both hosts.
 import tls from 'node:tls';
 import { afterAll, describe, expect, it } from 'vitest';
-import { freePort } from '../../scripts/lib/processes.ts';
+import { freePort } from '../../stack/processes.ts';
 import { startPebble, type Pebble } from '../support/acme.ts';
 import { startTestStack, type TestStack } from '../support/stack.ts';
 

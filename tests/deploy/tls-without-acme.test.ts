@@ -12,10 +12,10 @@ import tls from 'node:tls';
 import { afterAll, describe, expect, it } from 'vitest';
 import { API_PATHS } from '../../contract/paths.ts';
 import { gatewayAt } from '../../edge/gateway.ts';
-import { gatewayAddresses } from '../../scripts/lib/nginx.ts';
-import { freePort } from '../../scripts/lib/processes.ts';
-import { healthFilter } from '../../scripts/lib/tls.ts';
-import type { CertificateFacts } from '../../scripts/lib/tls-certificate.ts';
+import { gatewayAddresses } from '../../stack/nginx.ts';
+import { freePort } from '../../stack/processes.ts';
+import { healthFilter } from '../../stack/tls-serving.ts';
+import type { CertificateFacts } from '../../stack/tls-certificate.ts';
 import { dial, startTestStack, type TestStack } from '../support/stack.ts';
 
 const SITE_HOST = 'stats.example.test';

@@ -18,11 +18,11 @@ import { Agent, fetch as undiciFetch } from 'undici';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { API_HOST_DOCUMENTS, SITE_DOCUMENTS } from '../../contract/documents.ts';
 import { API_PATHS, SITE_PATHS } from '../../contract/paths.ts';
-import { assertServableOrigins, configFromEnv, ROOT_DIR, type Env } from '../../scripts/lib/config.ts';
-import { completeSecrets } from '../../scripts/lib/keys.ts';
-import { tlsPaths } from '../../scripts/lib/nginx.ts';
-import { freePort } from '../../scripts/lib/processes.ts';
-import { startStack, type Stack } from '../../scripts/stack/stack.ts';
+import { assertServableOrigins, configFromEnv, ROOT_DIR, type Env } from '../../config/config.ts';
+import { completeSecrets } from '../../stack/secrets.ts';
+import { tlsPaths } from '../../stack/nginx.ts';
+import { freePort } from '../../stack/processes.ts';
+import { startStack, type Stack } from '../../stack/stack.ts';
 import { startPebble, type Pebble } from '../support/acme.ts';
 import { verifies, type DirectoryKey } from '../support/signatures.ts';
 

@@ -7,10 +7,10 @@ import path from 'node:path';
 import { parseEnv } from 'node:util';
 import { createPrivateKey, createPublicKey } from 'node:crypto';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { configFromEnv, type Config, type Env } from '../../scripts/lib/config.ts';
-import { freePort } from '../../scripts/lib/processes.ts';
-import { startStack, type Stack } from '../../scripts/stack/stack.ts';
-import { ensureEnvFile } from '../../scripts/lib/keys.ts';
+import { configFromEnv, type Config, type Env } from '../../config/config.ts';
+import { freePort } from '../../stack/processes.ts';
+import { startStack, type Stack } from '../../stack/stack.ts';
+import { ensureEnvFile } from '../../stack/secrets.ts';
 import { get } from '../support/discovery.ts';
 import { rawGet, verifyWithHttpMessageSig, verifyWithHttpMessageSignatures, type DirectoryKey } from '../support/signatures.ts';
 

@@ -5,7 +5,7 @@ import { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
 import { downHealth, edgeDownHealth } from '../../contract/records.ts';
 import { GATEWAY_UNAVAILABLE, UNAVAILABLE } from '../../contract/texts/rules.ts';
-import { freePort } from '../../scripts/lib/processes.ts';
+import { freePort } from '../../stack/processes.ts';
 import { startTestStack, type TestStack } from '../support/stack.ts';
 import { edgeConfig, eventually, serveEdge } from '../support/edge.ts';
 

@@ -6,7 +6,7 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { addDays, todayUtc } from '../../contract/dates.ts';
 import { API_PATHS } from '../../contract/paths.ts';
-import { waitUntil } from '../../scripts/lib/processes.ts';
+import { waitUntil } from '../../stack/processes.ts';
 import { CACHED_PATHS, CODINGS, expectSameAnswers } from '../support/nodes.ts';
 import { rawGet } from '../support/signatures.ts';
 import { startTestNode, startTestStack, type TestNode, type TestStack } from '../support/stack.ts';

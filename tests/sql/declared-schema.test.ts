@@ -1,6 +1,6 @@
 // What the migration history builds is what sql/ declares: a change made on one side only fails here.
 import { describe, expect, inject, it } from 'vitest';
-import { schemaDifference } from '../../scripts/lib/schema-diff.ts';
+import { schemaDifference } from '../../stack/schema-diff.ts';
 
 const { adminUrl } = inject('stack');
 

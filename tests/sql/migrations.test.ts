@@ -4,7 +4,7 @@ import { readdirSync } from 'node:fs';
 import { runner } from 'node-pg-migrate';
 import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
 import type { StatsTableName } from '../../contract/tables.ts';
-import { migrate, MIGRATIONS_DIR } from '../../scripts/lib/migrations.ts';
+import { migrate, MIGRATIONS_DIR } from '../../stack/migrations.ts';
 import { withClient } from '../support/db.ts';
 
 const { adminUrl } = inject('stack');

@@ -9,7 +9,7 @@ import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { Agent, fetch as undiciFetch } from 'undici';
-import { freePort } from '../../scripts/lib/processes.ts';
+import { freePort } from '../../stack/processes.ts';
 
 export interface Pebble {
   directoryUrl: string;

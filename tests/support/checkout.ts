@@ -4,7 +4,7 @@ import { execFileSync } from 'node:child_process';
 import { chmodSync, mkdtempSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
-import { ROOT_DIR } from '../../scripts/lib/config.ts';
+import { ROOT_DIR } from '../../config/config.ts';
 
 /** `home` is made with `mode` (mkdtemp's own is 0700); the copy is `home`/app. */
 export function copyCheckout(mode = 0o700): { home: string; app: string } {

@@ -2,7 +2,7 @@
 // names the code reads from the environment.
 import { readdirSync, readFileSync, statSync } from 'node:fs';
 import path from 'node:path';
-import { ROOT_DIR } from '../../scripts/lib/config.ts';
+import { ROOT_DIR } from '../../config/config.ts';
 
 export function envExampleNames(): Set<string> {
   const text = readFileSync(path.join(ROOT_DIR, '.env.example'), 'utf8');

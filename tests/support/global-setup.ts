@@ -1,6 +1,6 @@
 // One shared stack (empty database) for the whole test run; files that stop parts of a stack start their own.
 import type { TestProject } from 'vitest/node';
-import { buildRuntime } from '../../scripts/lib/runtime-build.ts';
+import { buildRuntime } from '../../stack/runtime-build.ts';
 import { startTestStack } from './stack.ts';
 
 export interface SharedStack {

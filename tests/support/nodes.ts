@@ -4,8 +4,8 @@
 import { setTimeout as sleep } from 'node:timers/promises';
 import { expect } from 'vitest';
 import { API_PATHS, SITE_PATHS } from '../../contract/paths.ts';
-import { findBrotliModules } from '../../scripts/lib/nginx.ts';
-import type { Config } from '../../scripts/lib/config.ts';
+import { findBrotliModules } from '../../stack/nginx.ts';
+import type { Config } from '../../config/config.ts';
 import { rawGet, verifies, type DirectoryKey, type RawAnswer } from './signatures.ts';
 
 /** Every cached record of both hosts. */

@@ -9,8 +9,8 @@
 //                       and prints one JSON line per answer (a ReaderEvent)
 // Everything it prints goes to its parent, which keeps it as the run's history.
 import { API_PATHS, SITE_PATHS } from '../../contract/paths.ts';
-import { configFromEnv, type Env } from '../../scripts/lib/config.ts';
-import { startNode } from '../../scripts/stack/stack.ts';
+import { configFromEnv, type Env } from '../../config/config.ts';
+import { startNode } from '../../stack/stack.ts';
 import { fakeAccount, FakePolymarket, writerEnv } from './fake-polymarket.ts';
 
 /** One answer a reader got: when it asked (epoch ms), how long it took, and what it says of the log and of health. */

@@ -1,6 +1,6 @@
 // The service spread over network namespaces (tests/support/netns.ts), for the partition tests: the
 // pg_auto_failover monitor and both Postgres nodes each in a namespace of its own, run by
-// scripts/lib/ha.ts as the stack runs them (placed on LAN addresses, trusting `samenet`); two sides,
+// stack/ha.ts as the stack runs them (placed on LAN addresses, trusting `samenet`); two sides,
 // each with a writer (`npm run writer -- run`, reading a fake Polymarket on its own loopback) and a node
 // of the service (PostgREST, the edge, nginx) with a reader polling it, each in its own namespace; a
 // witness on the WAN that both writers reach and no cut touches. The test process reaches the
@@ -21,11 +21,11 @@ import { setTimeout as sleep } from 'node:timers/promises';
 import pg from 'pg';
 import { noteVerifierKey } from '../../contract/log-key.ts';
 import { logOrigin } from '../../contract/paths.ts';
-import { configFromEnv, ROOT_DIR, type Config, type Env } from '../../scripts/lib/config.ts';
-import { openHaDatabase, type HaDatabase, type HaHost, type HaNodeState } from '../../scripts/lib/ha.ts';
-import { completeSecrets } from '../../scripts/lib/keys.ts';
-import { idsOf } from '../../scripts/lib/processes.ts';
-import { supervise } from '../../scripts/lib/supervisor.ts';
+import { configFromEnv, ROOT_DIR, type Config, type Env } from '../../config/config.ts';
+import { openHaDatabase, type HaDatabase, type HaHost, type HaNodeState } from '../../stack/ha.ts';
+import { completeSecrets } from '../../stack/secrets.ts';
+import { idsOf } from '../../stack/processes.ts';
+import { supervise } from '../../stack/supervisor.ts';
 import { fakeAccount } from './fake-polymarket.ts';
 import { Network, type HostSpec } from './netns.ts';
 import { Recorder } from './partition-history.ts';

@@ -2,7 +2,7 @@
 // uses, and read what the processes of a stack do: whether a port is listened on, who runs a process.
 import { readFileSync } from 'node:fs';
 import net from 'node:net';
-export { startTestNode, startTestReplica, startTestStack, type TestNode, type TestReplica, type TestStack } from '../../scripts/stack/ephemeral.ts';
+export { startTestNode, startTestReplica, startTestStack, type TestNode, type TestReplica, type TestStack } from '../../stack/ephemeral.ts';
 
 /** How a TCP connection to `port` on loopback ends: 'open', or the error's code (ECONNREFUSED: nothing listens). */
 export function dial(port: number): Promise<string> {

@@ -9,7 +9,7 @@ import { promisify } from 'node:util';
 import { base64, noteVerifierKey } from '../../contract/log-key.ts';
 import { buildTree, type Tree } from '../../contract/tlog/merkle.ts';
 import { checkpointBody, signNote } from '../../contract/tlog/note.ts';
-import { ROOT_DIR } from '../../scripts/lib/config.ts';
+import { ROOT_DIR } from '../../config/config.ts';
 
 export const run = promisify(execFile);
 

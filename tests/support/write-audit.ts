@@ -4,7 +4,7 @@
 // whatever the writer logs. A rolled-back transaction leaves no record, as it leaves no write. And who
 // holds the writer lock now, by the same name.
 import type { StatsTableName } from '../../contract/tables.ts';
-import { WRITER_LOCK_KEY } from '../../scripts/writer/lock.ts';
+import { WRITER_LOCK_KEY } from '../../writer/lock.ts';
 import { query, resetData } from './db.ts';
 
 const AUDITED: StatsTableName[] = ['payout', 'trading_cost', 'accrual', 'breadth', 'capital', 'heartbeat', 'log_entry', 'settings', 'quoted_market', 'capital_held'];

@@ -3,8 +3,8 @@
 import { spawn, type ChildProcess } from 'node:child_process';
 import { readFileSync } from 'node:fs';
 import path from 'node:path';
-import { ROOT_DIR, type Env } from '../../scripts/lib/config.ts';
-import { logSignerEnv } from '../../scripts/stack/stack.ts';
+import { ROOT_DIR, type Env } from '../../config/config.ts';
+import { logSignerEnv } from '../../stack/stack.ts';
 import { query } from './db.ts';
 import type { TestStack } from './stack.ts';
 

@@ -8,9 +8,9 @@ import { describe, expect, it } from 'vitest';
 import { noteVerifierKey } from '../../contract/log-key.ts';
 import { logKeys, parsePolicy, quorumMet } from '../../contract/tlog/policy.ts';
 import { cosignerVerifierKey } from '../../contract/tlog/vkey.ts';
-import type { LogSigner } from '../../scripts/writer/log-signer.ts';
-import type { Logger } from '../../scripts/writer/log.ts';
-import { Witnessing } from '../../scripts/writer/witnessing.ts';
+import type { LogSigner } from '../../writer/log-signer.ts';
+import type { Logger } from '../../writer/log.ts';
+import { Witnessing } from '../../writer/witnessing.ts';
 
 const key = (seed: number) => Uint8Array.from({ length: 32 }, (_, i) => (seed * 31 + i) & 0xff);
 const witness = (name: string, seed: number) => cosignerVerifierKey(`${name}.example`, key(seed));

@@ -1,5 +1,5 @@
 // Audit attestations as the verifier reads them: signed with the service's own code
-// (contract/audit/attestation.ts), read by the verifier's own reader (scripts/verify/audits.ts),
+// (contract/audit/attestation.ts), read by the verifier's own reader (verify/audits.ts),
 // counted only when the policy lists the auditor, and checked against a log made here; and, against
 // Go's reference golang.org/x/mod/sumdb/note (tests/go/auditnote), the key file `npm run audit --
 // keygen` writes, its verifier key and the notes we sign read and verify there, and a note Go signs
@@ -13,13 +13,13 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import {
   attestationBody, newAuditorKey, readAttestation as readWithContract, readAuditorKey, signAttestation, type Attestation as Signed, type AuditorKey,
 } from '../../contract/audit/attestation.ts';
-import { ROOT_DIR } from '../../scripts/lib/config.ts';
-import { checkAttestation, checkAudits, listedAuditor, parseAudits, readAttestation, type AuditedLog } from '../../scripts/verify/audits.ts';
-import { Stale } from '../../scripts/verify/failure.ts';
-import { agents } from '../../scripts/verify/http.ts';
-import { parseVkey, type NoteKey } from '../../scripts/verify/notes.ts';
-import { parsePolicy } from '../../scripts/verify/policy.ts';
-import { leafHash, subtreeLevels, treeHash } from '../../scripts/verify/tree.ts';
+import { ROOT_DIR } from '../../config/config.ts';
+import { checkAttestation, checkAudits, listedAuditor, parseAudits, readAttestation, type AuditedLog } from '../../verify/audits.ts';
+import { Stale } from '../../log-reader/failure.ts';
+import { agents } from '../../log-reader/http.ts';
+import { parseVkey, type NoteKey } from '../../log-reader/notes.ts';
+import { parsePolicy } from '../../verify/policy.ts';
+import { leafHash, subtreeLevels, treeHash } from '../../log-reader/tree.ts';
 import { run } from '../support/witness.ts';
 
 const ORIGIN = 'stats.example.com/log';

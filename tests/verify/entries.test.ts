@@ -4,7 +4,7 @@
 import canonicalize from 'canonicalize';
 import { createHash } from 'node:crypto';
 import { describe, expect, it } from 'vitest';
-import { isWallet, latestByDate, nightsOf, parseEntry, parseNight, readEntries, walletInForce } from '../../scripts/verify/entries.ts';
+import { isWallet, latestByDate, nightsOf, parseEntry, parseNight, readEntries, walletInForce } from '../../verify/entries.ts';
 
 const commitment = (what: string) => createHash('sha256').update(what).digest('base64');
 const bytes = (value: object) => Buffer.from(canonicalize(value)!);

@@ -2,8 +2,8 @@
 // when a quorum had cosigned from the cosignature/v1 lines it verifies
 // (https://c2sp.org/tlog-cosignature), with keys made here.
 import { describe, expect, it } from 'vitest';
-import { parseVkey } from '../../scripts/verify/notes.ts';
-import { cosignedAt, parsePolicy, quorumMet, quorumTime } from '../../scripts/verify/policy.ts';
+import { parseVkey } from '../../log-reader/notes.ts';
+import { cosignedAt, parsePolicy, quorumMet, quorumTime } from '../../verify/policy.ts';
 import { cosignature, makeKey, signCheckpoint } from '../support/verifier.ts';
 
 const log = makeKey('example.org/log', 0x01);

@@ -5,7 +5,7 @@
 // on a changed hash, a wrong size or a proof cut short.
 import { describe, expect, it } from 'vitest';
 import { buildTree, type Tree } from '../../contract/tlog/merkle.ts';
-import { consistencyProof, leafHash, subtreeLevels, verifyConsistency, verifyInclusion } from '../../scripts/verify/tree.ts';
+import { consistencyProof, leafHash, subtreeLevels, verifyConsistency, verifyInclusion } from '../../log-reader/tree.ts';
 
 const N = 40;
 const entries = Array.from({ length: N }, (_, i) => Buffer.from(`night ${i}`));

@@ -2,7 +2,7 @@
 // entry was cosigned by the quorum no later than midnight UTC of its date plus 4 days (finality
 // plus one), logged late when later or when nothing cosigned it by a deadline already past.
 import { describe, expect, it } from 'vitest';
-import { lateAfterOnTime, witnessing } from '../../scripts/verify/witnessing.ts';
+import { lateAfterOnTime, witnessing } from '../../verify/witnessing.ts';
 
 const at = (iso: string) => Date.parse(iso) / 1000;
 const DEADLINE_JAN_1 = at('2026-01-05T00:00:00Z');

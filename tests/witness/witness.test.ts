@@ -6,8 +6,8 @@ import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { verifyCosignature } from '../../contract/tlog/cosignature.ts';
-import { ROOT_DIR } from '../../scripts/lib/config.ts';
-import { LOCK_FILE } from '../../scripts/witness/lock.ts';
+import { ROOT_DIR } from '../../config/config.ts';
+import { LOCK_FILE } from '../../witness/lock.ts';
 import { cosignerVerifierKey, parseVerifierKey } from '../../contract/tlog/vkey.ts';
 import { post, startWitness, testLog, witnessCommand, type Running, type TestLog } from '../support/witness.ts';
 

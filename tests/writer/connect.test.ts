@@ -5,10 +5,10 @@
 import { sql } from 'kysely';
 import pg from 'pg';
 import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
-import { freePort } from '../../scripts/lib/processes.ts';
-import { connectDatabase, parseDatabaseUrl } from '../../scripts/lib/pg-connect.ts';
-import { COMMAND_TIMEOUTS, openWriterDb } from '../../scripts/writer/db.ts';
-import { LOCK_TIMEOUTS } from '../../scripts/writer/lock.ts';
+import { freePort } from '../../stack/processes.ts';
+import { connectDatabase, parseDatabaseUrl } from '../../db-client/pg-connect.ts';
+import { COMMAND_TIMEOUTS, openWriterDb } from '../../writer/db.ts';
+import { LOCK_TIMEOUTS } from '../../writer/lock.ts';
 import { query } from '../support/db.ts';
 
 describe('parsing a connection URL', () => {

@@ -6,7 +6,7 @@
 // adds, so each write is attributed to its writer whatever the writer logs.
 import { afterAll, afterEach, beforeAll, beforeEach, describe, expect, it } from 'vitest';
 import { todayUtc } from '../../contract/dates.ts';
-import { APPLICATION_NAME_PREFIX } from '../../scripts/writer/lock.ts';
+import { APPLICATION_NAME_PREFIX } from '../../writer/lock.ts';
 import { installWriteAudit, lockHolders as lockHoldersOf, resetAudited } from '../support/write-audit.ts';
 import { query } from '../support/db.ts';
 import { earning, fakeAccount, FakePolymarket, writerEnv } from '../support/fake-polymarket.ts';

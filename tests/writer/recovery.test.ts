@@ -3,8 +3,8 @@
 // (target_session_attrs=read-write or primary); pointed at the standby alone it takes no writer lock
 // there, though Postgres would grant one, and says why.
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { connectDatabase } from '../../scripts/lib/pg-connect.ts';
-import { LOCK_TIMEOUTS, STANDBY_ADVICE, WRITER_LOCK_KEY } from '../../scripts/writer/lock.ts';
+import { connectDatabase } from '../../db-client/pg-connect.ts';
+import { LOCK_TIMEOUTS, STANDBY_ADVICE, WRITER_LOCK_KEY } from '../../writer/lock.ts';
 import { query } from '../support/db.ts';
 import { startTestReplica, startTestStack, type TestReplica, type TestStack } from '../support/stack.ts';
 import { cliEnv, runCli, startCli } from '../support/writer.ts';

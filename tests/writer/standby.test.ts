@@ -5,7 +5,7 @@
 // whatever the writer logs.
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
 import { addDays, todayUtc } from '../../contract/dates.ts';
-import { APPLICATION_NAME_PREFIX, WRITER_LOCK_KEY } from '../../scripts/writer/lock.ts';
+import { APPLICATION_NAME_PREFIX, WRITER_LOCK_KEY } from '../../writer/lock.ts';
 import { installWriteAudit, lockHolders as lockHoldersOf, resetAudited } from '../support/write-audit.ts';
 import { query } from '../support/db.ts';
 import { startTestStack, type TestStack } from '../support/stack.ts';

@@ -5,16 +5,16 @@ import { readFileSync } from 'node:fs';
 import { hostname } from 'node:os';
 import path from 'node:path';
 import { describe, expect, it } from 'vitest';
-import { ROOT_DIR } from '../../scripts/lib/config.ts';
-import { sourceFromEnv, writerConfigFromEnv } from '../../scripts/writer/config.ts';
-import { EVENT_FIELDS, EVENT_TYPES, eventFormat, parseEvent } from '../../scripts/writer/events.ts';
-import { HELP } from '../../scripts/writer/help.ts';
-import { createLogger } from '../../scripts/writer/log.ts';
-import { decimal, rowDate } from '../../scripts/writer/polymarket/parse.ts';
-import { l2Headers, signL2 } from '../../scripts/writer/polymarket/hmac.ts';
-import { readErrorBody, retryAfterMs } from '../../scripts/writer/polymarket/http.ts';
-import { ACTIVITY_KINDS, tradingCost } from '../../scripts/writer/polymarket/ledger.ts';
-import { DemoSource } from '../../scripts/writer/demo.ts';
+import { ROOT_DIR } from '../../config/config.ts';
+import { sourceFromEnv, writerConfigFromEnv } from '../../writer/config.ts';
+import { EVENT_FIELDS, EVENT_TYPES, eventFormat, parseEvent } from '../../writer/events.ts';
+import { HELP } from '../../writer/help.ts';
+import { createLogger } from '../../writer/log.ts';
+import { decimal, rowDate } from '../../writer/polymarket/parse.ts';
+import { l2Headers, signL2 } from '../../writer/polymarket/hmac.ts';
+import { readErrorBody, retryAfterMs } from '../../writer/polymarket/http.ts';
+import { ACTIVITY_KINDS, tradingCost } from '../../writer/polymarket/ledger.ts';
+import { DemoSource } from '../../writer/demo.ts';
 
 const SECRET = 'AAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAA=';
 

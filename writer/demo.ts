@@ -1,0 +1,119 @@
+// The demo source: deterministic synthetic figures (they depend only on the date and time), so a
+// fresh `npm start` shows a living service. Rows are marked is_demo, and it writes only into a
+// database without real data (store.demoWrite enforces that).
+import { createHash } from 'node:crypto';
+import { baseUnits } from '../contract/audit/commitment.ts';
+import { addDays, DAY_MS, midnightMs, utcDate } from '../contract/dates.ts';
+import { commitNight } from './commitments.ts';
+import { openWriterDb, type WriterDb } from './db.ts';
+import type { Logger } from './log.ts';
+import { usd6, type CapitalFigures, type NightTransfers, type Source } from './source.ts';
+import * as store from './store.ts';
+import { DEMO_WALLET, DemoVault } from './transfer-vault.ts';
+
+const EPOCH = Date.UTC(2026, 0, 1);
+const HISTORY_NIGHTS = 45;
+
+const dayNumber = (date: string) => Math.round((midnightMs(date) - EPOCH) / DAY_MS);
+const mod = (a: number, m: number) => ((a % m) + m) % m;
+
+/** What the demo account earns on activity day `date`; it is paid as the payout dated the next day. */
+function earnings(date: string): number {
+  const n = dayNumber(date);
+  return usd6(41 + 13 * Math.sin(n * 0.9) + 6 * Math.cos(n * 0.37));
+}
+
+function capitalOn(date: string): CapitalFigures {
+  const n = dayNumber(date);
+  return { cash_usd: usd6(6200 + 180 * Math.sin(n * 0.5)), inventory_usd: usd6(1450 + 220 * Math.cos(n * 0.7)), positions: 14 + mod(n, 9) };
+}
+
+export class DemoSource implements Source {
+  readonly name = 'demo' as const;
+  readonly vault = new DemoVault();
+
+  async accrual(now: Date) {
+    const today = utcDate(now);
+    const elapsed = (now.getTime() - midnightMs(today)) / DAY_MS;
+    return { usd: usd6(earnings(today) * elapsed), markets: 18 + mod(dayNumber(today), 7) };
+  }
+
+  async breadth(now: Date) {
+    return 31 + mod(dayNumber(utcDate(now)), 9);
+  }
+
+  async capital(now: Date) {
+    return capitalOn(utcDate(now));
+  }
+
+  async payout(payoutDate: string) {
+    return earnings(addDays(payoutDate, -1));
+  }
+
+  async tradingCost(date: string, _db: WriterDb) {
+    return usd6(9 + 7 * Math.sin(dayNumber(date) * 1.3));
+  }
+
+  /** One demo transfer paying the whole night, its hash made from the date: no real transaction. */
+  async rewardTransfers(payoutDate: string, today: string): Promise<NightTransfers | null> {
+    if (payoutDate > today) return null;
+    const tx = `0x${createHash('sha256').update(`public-stats demo reward transfer\n${payoutDate}`).digest('hex')}`;
+    return { wallet: DEMO_WALLET, transfers: [{ tx, amount: baseUnits(await this.payout(payoutDate)) }] };
+  }
+}
+
+/**
+ * Loads the demo history (45 nights, daily capital, today's accruals so far, breadth, heartbeat)
+ * when the database holds no data at all. Returns whether it wrote anything. `writer` names the
+ * heartbeat when a writer loads it.
+ */
+export async function seedDemoHistory(db: WriterDb, log?: Logger, writer?: string): Promise<boolean> {
+  const demo = new DemoSource();
+  const now = await store.serverNow(db);
+  const today = utcDate(now);
+  try {
+    return await store.demoWrite(db, async (trx) => {
+      const any = await trx.selectFrom('stats.payout').select('date').limit(1).executeTakeFirst()
+        ?? await trx.selectFrom('stats.heartbeat').select('at').limit(1).executeTakeFirst();
+      if (any) return false;
+      const payouts: store.Payout[] = [];
+      const costs: store.TradingCost[] = [];
+      const capital: store.Capital[] = [];
+      for (let i = 0; i < HISTORY_NIGHTS; i++) {
+        const date = addDays(today, -i);
+        payouts.push({ date, usd: await demo.payout(date) });
+        // dated like the payout: the cost of the activity day before
+        costs.push({ date, usd: await demo.tradingCost(addDays(date, -1), db) });
+        // The day's last snapshot, a minute before midnight: the window's capital base reads these.
+        capital.push({ at: new Date(midnightMs(date) + DAY_MS - 60_000), ...capitalOn(date) });
+      }
+      capital[0] = { at: now, ...capitalOn(today) };
+      const accruals: store.Accrual[] = [];
+      for (let t = midnightMs(today); t <= now.getTime(); t += 5 * 60_000) {
+        accruals.push({ at: new Date(t), ...(await demo.accrual(new Date(t))) });
+      }
+      await store.upsertPayouts(trx, payouts, true);
+      await store.upsertTradingCosts(trx, costs, true);
+      await store.upsertCapital(trx, capital, true);
+      await store.upsertAccruals(trx, accruals, true);
+      await store.upsertBreadth(trx, [{ at: now, markets_quoted_24h: await demo.breadth(now) }], true);
+      await store.upsertHeartbeats(trx, [{ at: now, writer }], true);
+      for (const p of payouts) await commitNight(trx, demo, p.date, today, true);
+      log?.info('loaded the demo history', { nights: payouts.length, accruals: accruals.length });
+      return true;
+    });
+  } catch (error) {
+    if (error instanceof store.RealDataPresent) return false;
+    throw error;
+  }
+}
+
+/** seedDemoHistory over a connection of its own, as `npm run writer -- seed-demo` runs it. */
+export async function seedDemoIfEmpty(databaseUrl: string): Promise<boolean> {
+  const db = openWriterDb(databaseUrl);
+  try {
+    return await seedDemoHistory(db);
+  } finally {
+    await db.destroy();
+  }
+}
