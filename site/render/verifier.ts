@@ -38,6 +38,8 @@ function openingComment(source: string): string {
 export async function verifierScript(siteUrl: string): Promise<string> {
   const result = await build({
     entryPoints: [VERIFIER_ENTRY],
+    // The bundle names each source by its path from here, so the served file is the same from any working directory.
+    absWorkingDir: ROOT,
     bundle: true,
     write: false,
     platform: 'node',
@@ -52,7 +54,7 @@ export async function verifierScript(siteUrl: string): Promise<string> {
     logLevel: 'silent',
   });
   // Written from the standards, not from the service's code: nothing outside its folder goes in.
-  const foreign = Object.keys(result.metafile.inputs).filter((input) => !SOURCE_DIRS.some((dir) => path.resolve(input).startsWith(dir + path.sep)));
+  const foreign = Object.keys(result.metafile.inputs).filter((input) => !SOURCE_DIRS.some((dir) => path.resolve(ROOT, input).startsWith(dir + path.sep)));
   if (foreign.length) throw new Error(`The verifier's bundle takes in ${foreign.join(', ')}: verify/ and log-reader/ may import only Node's own modules (node:…) and each other.`);
   return result.outputFiles[0]!.text;
 }
