@@ -1,5 +1,5 @@
 // Node entry of the edge: the portable Hono app (edge/app.ts) on @hono/node-server (edge/serve.ts).
-// Started by the local stack (scripts/stack) as `node edge/server.ts` with the EDGE_* variables.
+// Started by the local stack (stack/edge.ts) as `node edge/server.ts` with the EDGE_* variables.
 // One process serves on one core; with EDGE_WORKERS above 1 (by default see defaultWorkers) this process
 // forks that many workers that share the listening socket (https://nodejs.org/api/cluster.html),
 // keeps the gateways warm itself and holds the transparency log's state for all of them. A worker that

@@ -9,7 +9,9 @@
 // prepareNginx), the edge's first warming pass and the writer's demo seed.
 import path from 'node:path';
 import { withStoredLogOrigin } from '../contract/paths.ts';
-import { assertServableOrigins, ROOT_DIR, type Config } from '../config/config.ts';
+import { ROOT_DIR } from '../config/checkout.ts';
+import type { Config } from '../config/config.ts';
+import { assertServableOrigins } from '../config/origins.ts';
 import { openDatabase, type Database, type Supervise } from './database.ts';
 import { openHaDatabase, type HaDatabase } from './ha.ts';
 import { startEdge, warmGateways } from './edge.ts';
@@ -222,7 +224,7 @@ export function logSignerEnv(cfg: Config): Record<string, string> {
  * It is handed its database, source and the log's signer, and reads no env file.
  */
 async function seedDemo(adminUrl: string, cfg: Config, log: Log): Promise<void> {
-  await runNodeLogged(path.join(ROOT_DIR, 'scripts', 'writer', 'cli.ts'), ['seed-demo'], {
+  await runNodeLogged(path.join(ROOT_DIR, 'writer', 'cli.ts'), ['seed-demo'], {
     WRITER_DATABASE_URL: adminUrl, WRITER_SOURCE: 'demo', ENV_FILE: '/dev/null', ...logSignerEnv(cfg),
   }, log);
 }

@@ -16,7 +16,7 @@ import { addDays, todayUtc } from '../contract/dates.ts';
 import { noteVerifierKey } from '../contract/log-key.ts';
 import { logOrigin, SITE_PATHS } from '../contract/paths.ts';
 import type { LogRecord } from '../contract/records.ts';
-import { ROOT_DIR } from '../config/config.ts';
+import { ROOT_DIR } from '../config/checkout.ts';
 import { freePort } from '../stack/processes.ts';
 import { query, withClient } from './support/db.ts';
 import { fakeAccount, FakePolymarket, writerEnv } from './support/fake-polymarket.ts';
@@ -56,7 +56,7 @@ const importNights = async (env: Record<string, string | undefined>, events: obj
   return run;
 };
 /** `npm run verify` (verify/cli.ts, what the npm script runs) with these arguments. */
-const npmVerify = (...args: string[]) => promisify(execFile)(process.execPath, [path.join(ROOT_DIR, 'scripts', 'verify', 'cli.ts'), ...args], { cwd: ROOT_DIR }).then(
+const npmVerify = (...args: string[]) => promisify(execFile)(process.execPath, [path.join(ROOT_DIR, 'verify', 'cli.ts'), ...args], { cwd: ROOT_DIR }).then(
   ({ stdout }) => ({ code: 0, stdout, stderr: '' }),
   (error: { code: number; stdout: string; stderr: string }) => ({ code: error.code, stdout: error.stdout, stderr: error.stderr }),
 );
@@ -211,7 +211,7 @@ describe('npm start on a moved site', () => {
     };
     for (const name of ['API_PORT', 'SITE_PORT', 'EDGE_PORT', 'POSTGREST_PORT', 'POSTGREST_ADMIN_PORT']) env[name] = String(await freePort());
     const site = `http://127.0.0.1:${env.SITE_PORT}`;
-    child = spawn(process.execPath, [path.join(ROOT_DIR, 'scripts', 'start.ts')], { cwd: ROOT_DIR, env, stdio: ['ignore', 'pipe', 'pipe'] });
+    child = spawn(process.execPath, [path.join(ROOT_DIR, 'stack', 'start.ts')], { cwd: ROOT_DIR, env, stdio: ['ignore', 'pipe', 'pipe'] });
     let out = '';
     child.stdout!.on('data', (c: Buffer) => { out += c.toString(); });
     child.stderr!.on('data', (c: Buffer) => { out += c.toString(); });

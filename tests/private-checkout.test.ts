@@ -4,14 +4,14 @@ import { spawn } from 'node:child_process';
 import { existsSync, rmSync } from 'node:fs';
 import path from 'node:path';
 import { describe, expect, it } from 'vitest';
-import { defaultDataDir } from '../config/config.ts';
+import { defaultDataDir } from '../config/checkout.ts';
 import { freePort } from '../stack/processes.ts';
 import { copyCheckout } from './support/checkout.ts';
 
 const isRoot = process.getuid?.() === 0;
 
 async function startOnce(app: string, env: Record<string, string>): Promise<string> {
-  const child = spawn(process.execPath, [path.join(app, 'scripts', 'start.ts')], { cwd: app, env, stdio: ['ignore', 'pipe', 'pipe'] });
+  const child = spawn(process.execPath, [path.join(app, 'stack', 'start.ts')], { cwd: app, env, stdio: ['ignore', 'pipe', 'pipe'] });
   let out = '';
   child.stdout.on('data', (c: Buffer) => { out += c.toString(); });
   child.stderr.on('data', (c: Buffer) => { out += c.toString(); });

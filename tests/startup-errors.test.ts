@@ -7,7 +7,7 @@ import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { afterEach, describe, expect, inject, it } from 'vitest';
 import { migrate } from '../stack/migrations.ts';
-import { ROOT_DIR } from '../config/config.ts';
+import { ROOT_DIR } from '../config/checkout.ts';
 import { freePort, startChild, waitUntil } from '../stack/processes.ts';
 import { withClient } from './support/db.ts';
 import { startTestStack } from './support/stack.ts';
@@ -51,10 +51,10 @@ describe('start-up errors', () => {
     cleanups.push(() => rmSync(dir, { recursive: true, force: true }));
     chmodSync(dir, 0o755);
     const env = { PATH: process.env.PATH, HOME: process.env.HOME, ENV_FILE: path.join(dir, 'env'), DATA_DIR: dir, NGINX_BIN: notExecutable(), WRITER_SOURCE: 'none' };
-    const start = spawnSync(process.execPath, [path.join(ROOT_DIR, 'scripts', 'start.ts')], { cwd: ROOT_DIR, env, encoding: 'utf8', timeout: 60_000 });
+    const start = spawnSync(process.execPath, [path.join(ROOT_DIR, 'stack', 'start.ts')], { cwd: ROOT_DIR, env, encoding: 'utf8', timeout: 60_000 });
     expect(start.status).toBe(1);
     expect(start.stderr.trim()).toMatch(new RegExp(`^Start-up failed: NGINX_BIN names ${env.NGINX_BIN}, which is not executable: .*\\.$`));
-    const importMissing = spawnSync(process.execPath, [path.join(ROOT_DIR, 'scripts', 'writer', 'cli.ts'), 'import', path.join(dir, 'missing.ndjson')],
+    const importMissing = spawnSync(process.execPath, [path.join(ROOT_DIR, 'writer', 'cli.ts'), 'import', path.join(dir, 'missing.ndjson')],
       { cwd: ROOT_DIR, env, encoding: 'utf8', timeout: 30_000 });
     expect(importMissing.status).toBe(1);
     const lines = (importMissing.stdout + importMissing.stderr).trim().split('\n');

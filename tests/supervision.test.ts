@@ -6,7 +6,7 @@ import { mkdtempSync, readdirSync, readFileSync, rmSync, chmodSync } from 'node:
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { ROOT_DIR } from '../config/config.ts';
+import { ROOT_DIR } from '../config/checkout.ts';
 import { freePort } from '../stack/processes.ts';
 import type { SupervisedPart } from '../stack/supervisor.ts';
 import { startTestStack, type TestStack } from './support/stack.ts';
@@ -169,7 +169,7 @@ describe('npm start as a service', () => {
 
   /** Starts `npm start`'s script and resolves once it says it is running; `output()` has all it said. */
   async function start(): Promise<{ child: ChildProcess; output: () => string; exited: Promise<number | null> }> {
-    const child = spawn(process.execPath, [path.join(ROOT_DIR, 'scripts', 'start.ts')], { cwd: ROOT_DIR, env, stdio: ['ignore', 'pipe', 'pipe'] });
+    const child = spawn(process.execPath, [path.join(ROOT_DIR, 'stack', 'start.ts')], { cwd: ROOT_DIR, env, stdio: ['ignore', 'pipe', 'pipe'] });
     running.push(child);
     let out = '';
     child.stdout!.on('data', (c: Buffer) => { out += c.toString(); });

@@ -9,13 +9,13 @@ import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { promisify } from 'node:util';
 import { afterAll, describe, expect, it } from 'vitest';
-import { ROOT_DIR } from '../../config/config.ts';
+import { ROOT_DIR } from '../../config/checkout.ts';
 import { ensureEnvFile } from '../../stack/secrets.ts';
 import { freePort } from '../../stack/processes.ts';
 import { copyCheckout } from '../support/checkout.ts';
 import { uidOf } from '../support/stack.ts';
 
-const SERVICE = path.join(ROOT_DIR, 'scripts', 'service.ts');
+const SERVICE = path.join(ROOT_DIR, 'stack', 'service.ts');
 const UNIT_NAME = 'public-stats.service';
 const dir = mkdtempSync(path.join(tmpdir(), 'service-test-'));
 afterAll(() => rmSync(dir, { recursive: true, force: true }));
@@ -121,7 +121,7 @@ describe("the unit's command", () => {
       mkdirSync(dataDir, { mode: 0o700 });
       chownSync(dataDir, NOBODY, NOBODY);
       chownSync(envFile, NOBODY, NOBODY);
-      const print = spawnSync(process.execPath, [path.join(app, 'scripts', 'service.ts'), 'install', '--print'], { encoding: 'utf8', env: { PATH: process.env.PATH ?? '', ENV_FILE: envFile } });
+      const print = spawnSync(process.execPath, [path.join(app, 'stack', 'service.ts'), 'install', '--print'], { encoding: 'utf8', env: { PATH: process.env.PATH ?? '', ENV_FILE: envFile } });
       expect(print.status, print.stderr).toBe(0);
       const setting = (name: string) => new RegExp(`^${name}=(.*)$`, 'm').exec(print.stdout)![1]!;
       const buildDir = path.join(app, '.build');

@@ -18,9 +18,12 @@ import { Agent, fetch as undiciFetch } from 'undici';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { API_HOST_DOCUMENTS, SITE_DOCUMENTS } from '../../contract/documents.ts';
 import { API_PATHS, SITE_PATHS } from '../../contract/paths.ts';
-import { assertServableOrigins, configFromEnv, ROOT_DIR, type Env } from '../../config/config.ts';
+import { ROOT_DIR } from '../../config/checkout.ts';
+import { configFromEnv } from '../../config/config.ts';
+import { assertServableOrigins } from '../../config/origins.ts';
+import type { Env } from '../../config/settings.ts';
 import { completeSecrets } from '../../stack/secrets.ts';
-import { tlsPaths } from '../../stack/nginx.ts';
+import { tlsPaths } from '../../stack/nginx-config.ts';
 import { freePort } from '../../stack/processes.ts';
 import { startStack, type Stack } from '../../stack/stack.ts';
 import { startPebble, type Pebble } from '../support/acme.ts';
@@ -93,7 +96,7 @@ function cliEnv(): Record<string, string> {
 
 /** `npm run tls -- <args>` with the stack's configuration, as an operator runs it beside `npm start`. */
 async function tlsCommand(...args: string[]): Promise<string> {
-  const { stdout } = await promisify(execFile)(process.execPath, [path.join(ROOT_DIR, 'scripts', 'tls.ts'), ...args], { env: cliEnv(), timeout: 120_000 });
+  const { stdout } = await promisify(execFile)(process.execPath, [path.join(ROOT_DIR, 'stack', 'tls.ts'), ...args], { env: cliEnv(), timeout: 120_000 });
   return stdout;
 }
 

@@ -190,7 +190,7 @@ describe("the page's renderers", () => {
     expect(files.length).toBeGreaterThan(3);
     const outside = files.flatMap((file) => [...readFileSync(path.join(ROOT, file), 'utf8').matchAll(/^import\s[^;]*?from\s+'([^']+)'/gms)]
       .map((m) => m[1]!)
-      .filter((spec) => spec.startsWith('.') && !spec.startsWith('.//') && !spec.startsWith('../../contract/'))
+      .filter((spec) => spec.startsWith('.') && !spec.startsWith('./') && !spec.startsWith('../../contract/'))
       .map((spec) => `${file} imports ${spec}`));
     expect(outside).toEqual([]);
   });

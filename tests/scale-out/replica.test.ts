@@ -14,7 +14,7 @@ import { setTimeout as sleep } from 'node:timers/promises';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { addDays, todayUtc } from '../../contract/dates.ts';
 import { API_PATHS, SITE_PATHS } from '../../contract/paths.ts';
-import { ROOT_DIR } from '../../config/config.ts';
+import { ROOT_DIR } from '../../config/checkout.ts';
 import { REPLICATION_ROLE, SLOT_WAL_CAP } from '../../stack/database.ts';
 import { freePort, waitUntil } from '../../stack/processes.ts';
 import { DEFAULT_REPLICA_SLOT, openReplica } from '../../stack/replica.ts';
@@ -206,7 +206,7 @@ describe('a streaming read replica', () => {
           NODE_DATABASE_URL: replica.urlFor('authenticator'),
         };
         for (const name of ['API_PORT', 'SITE_PORT', 'EDGE_PORT', 'POSTGREST_PORT', 'POSTGREST_ADMIN_PORT']) env[name] = String(await freePort());
-        const child = spawn(process.execPath, [path.join(ROOT_DIR, 'scripts', 'start.ts')], { cwd: ROOT_DIR, env, stdio: ['ignore', 'pipe', 'pipe'] });
+        const child = spawn(process.execPath, [path.join(ROOT_DIR, 'stack', 'start.ts')], { cwd: ROOT_DIR, env, stdio: ['ignore', 'pipe', 'pipe'] });
         let output = '';
         child.stdout!.on('data', (c: Buffer) => { output += c.toString(); });
         child.stderr!.on('data', (c: Buffer) => { output += c.toString(); });

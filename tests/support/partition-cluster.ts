@@ -21,8 +21,11 @@ import { setTimeout as sleep } from 'node:timers/promises';
 import pg from 'pg';
 import { noteVerifierKey } from '../../contract/log-key.ts';
 import { logOrigin } from '../../contract/paths.ts';
-import { configFromEnv, ROOT_DIR, type Config, type Env } from '../../config/config.ts';
-import { openHaDatabase, type HaDatabase, type HaHost, type HaNodeState } from '../../stack/ha.ts';
+import { ROOT_DIR } from '../../config/checkout.ts';
+import { configFromEnv, type Config } from '../../config/config.ts';
+import type { Env } from '../../config/settings.ts';
+import type { HaHost } from '../../stack/ha-placement.ts';
+import { openHaDatabase, type HaDatabase, type HaNodeState } from '../../stack/ha.ts';
 import { completeSecrets } from '../../stack/secrets.ts';
 import { idsOf } from '../../stack/processes.ts';
 import { supervise } from '../../stack/supervisor.ts';
@@ -192,7 +195,7 @@ export class PartitionCluster {
     mkdirSync(dir, { recursive: true });
     const trust = path.join(dir, 'trust.policy');
     writeFileSync(trust, `log ${this.logVkey}\nquorum none\n`);
-    const witness = this.spawnIn('wit', 'witness', NODE, [path.join(ROOT_DIR, 'scripts', 'witness.ts'), '--key', path.join(dir, 'key'), '--name', 'witness.partition.test/w1',
+    const witness = this.spawnIn('wit', 'witness', NODE, [path.join(ROOT_DIR, 'witness', 'cli.ts'), '--key', path.join(dir, 'key'), '--name', 'witness.partition.test/w1',
       '--policy', trust, '--state', path.join(dir, 'state'), '--listen', `${this.net.wanAddress('wit')}:${WITNESS_PORT}`]);
     const line = await this.#waitLine(witness, (l) => l.startsWith('vkey: '), 60_000);
     this.witnessVkey = line.slice('vkey: '.length);

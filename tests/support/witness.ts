@@ -9,7 +9,7 @@ import { promisify } from 'node:util';
 import { base64, noteVerifierKey } from '../../contract/log-key.ts';
 import { buildTree, type Tree } from '../../contract/tlog/merkle.ts';
 import { checkpointBody, signNote } from '../../contract/tlog/note.ts';
-import { ROOT_DIR } from '../../config/config.ts';
+import { ROOT_DIR } from '../../config/checkout.ts';
 
 export const run = promisify(execFile);
 
@@ -55,13 +55,13 @@ const witnessArgs = (a: WitnessArgs) => ['--key', a.key, '--name', a.name, '--po
 export function startWitness(args: WitnessArgs, { npm = false } = {}): Promise<Running> {
   const child = npm
     ? spawn('npm', ['run', '--silent', 'witness', '--', ...witnessArgs(args)], { cwd: ROOT_DIR, detached: true })
-    : spawn(process.execPath, [path.join(ROOT_DIR, 'scripts', 'witness.ts'), ...witnessArgs(args)], { cwd: ROOT_DIR });
+    : spawn(process.execPath, [path.join(ROOT_DIR, 'witness', 'cli.ts'), ...witnessArgs(args)], { cwd: ROOT_DIR });
   return watch(child, /^listening on (http:\S+) /m, (match, text) => ({ url: match[1]!, vkey: /^vkey: (\S+)$/m.exec(text)![1]! }));
 }
 
 /** Runs the witness command to its end: for bad usage. */
 export function witnessCommand(args: string[]): Promise<{ code: number; stdout: string; stderr: string }> {
-  return run(process.execPath, [path.join(ROOT_DIR, 'scripts', 'witness.ts'), ...args], { cwd: ROOT_DIR }).then(
+  return run(process.execPath, [path.join(ROOT_DIR, 'witness', 'cli.ts'), ...args], { cwd: ROOT_DIR }).then(
     ({ stdout, stderr }) => ({ code: 0, stdout, stderr }),
     (error: { code: number; stdout: string; stderr: string }) => ({ code: error.code, stdout: error.stdout, stderr: error.stderr }),
   );

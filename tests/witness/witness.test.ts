@@ -6,7 +6,7 @@ import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { verifyCosignature } from '../../contract/tlog/cosignature.ts';
-import { ROOT_DIR } from '../../config/config.ts';
+import { ROOT_DIR } from '../../config/checkout.ts';
 import { LOCK_FILE } from '../../witness/lock.ts';
 import { cosignerVerifierKey, parseVerifierKey } from '../../contract/tlog/vkey.ts';
 import { post, startWitness, testLog, witnessCommand, type Running, type TestLog } from '../support/witness.ts';
@@ -234,7 +234,7 @@ describe('the state directory lock', () => {
 
   /** A witness whose parent never reaps it: the shell starts it, then becomes `sleep`, which never waits. */
   async function startUnreaped(a: ReturnType<typeof args>): Promise<{ sleeper: ChildProcess; pid: number; url: string; vkey: string }> {
-    const sleeper = spawn('sh', ['-c', '"$0" "$@" & echo "witness pid $!"; exec sleep 600', process.execPath, path.join(ROOT_DIR, 'scripts', 'witness.ts'), ...flags(a)], { cwd: ROOT_DIR });
+    const sleeper = spawn('sh', ['-c', '"$0" "$@" & echo "witness pid $!"; exec sleep 600', process.execPath, path.join(ROOT_DIR, 'witness', 'cli.ts'), ...flags(a)], { cwd: ROOT_DIR });
     let text = '';
     const ready = new Promise<RegExpExecArray>((resolve, reject) => {
       const onData = (chunk: Buffer) => {
