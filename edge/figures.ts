@@ -3,34 +3,11 @@
 // upstream answer, not once per request.
 import { SingleFlight } from './cache.ts';
 import type { EdgeConfig } from './config.ts';
-import { strongEtag } from './http.ts';
 import type { HistoryRecord, LogRecord, PublishedHealth, PublishedStats, StatsRecord } from '../contract/records.ts';
 import { citeSentence, notesFor, SERVICE_NAME } from '../contract/texts/rules.ts';
 import type { LogReader } from './log-views.ts';
+import { prepare, type Prepared } from './prepared.ts';
 import type { Upstream } from './upstream.ts';
-
-export interface Prepared<T> {
-  value: T;
-  /** The exact JSON body served for it. */
-  body: string;
-  etag: string;
-}
-
-/**
- * What is made from one prepared record, made again only when that record changes (its ETag). A
- * making that failed is not kept: the next caller tries again.
- */
-export function madeFrom<T, R>(make: (source: Prepared<T>) => Promise<R>): (source: Prepared<T>) => Promise<R> {
-  let last: { etag: string; made: Promise<R> } | undefined;
-  return (source) => {
-    if (last?.etag !== source.etag) {
-      const made = make(source);
-      made.catch(() => { if (last?.made === made) last = undefined; });
-      last = { etag: source.etag, made };
-    }
-    return last.made;
-  };
-}
 
 export interface Figures {
   stats(): Promise<Prepared<PublishedStats>>;
@@ -47,11 +24,6 @@ export function publishStats(record: StatsRecord, cfg: EdgeConfig): PublishedSta
     attribution: { name: SERVICE_NAME, url: cfg.siteUrl, cite: citeSentence(cfg) },
     notes: notesFor(record, cfg),
   };
-}
-
-export async function prepare<T>(value: T): Promise<Prepared<T>> {
-  const body = `${JSON.stringify(value)}\n`;
-  return { value, body, etag: await strongEtag(body) };
 }
 
 /**

@@ -2,8 +2,8 @@
 // record checked against the contract and prepared once per version it is held at.
 import type { LogRecord } from '../contract/records.ts';
 import { LogRecordSchema } from '../contract/records.ts';
-import { prepare, type Prepared } from './figures.ts';
 import type { LogKind, LogSource } from './log-holder.ts';
+import { prepare, type Prepared } from './prepared.ts';
 import { UpstreamError } from './upstream.ts';
 
 export interface LogViews {

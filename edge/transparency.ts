@@ -1,30 +1,26 @@
-// The transparency log as the site serves it (https://c2sp.org/tlog-tiles), the real log under /log/
-// and the demo log under /log/demo/: the latest checkpoint with the witnesses' latest cosignatures,
-// every checkpoint ever signed with each witness's earliest cosignature (and a listing of them), the
+// The transparency log's routes (https://c2sp.org/tlog-tiles), the real log under /log/ and the demo
+// log under /log/demo/: the latest checkpoint with the witnesses' latest cosignatures, every
+// checkpoint ever signed with each witness's earliest cosignature (and a listing of them), the
 // witness policy, hash tiles and entry bundles of height 8, a receipt per night
-// (https://c2sp.org/tlog-proof) and a page saying what the log is. The edge signs nothing here: the
-// checkpoints are the ones the log's signer stored, served as they are, and the tiles are cut from the
-// entries the latest checkpoint covers, once per upstream answer.
+// (https://c2sp.org/tlog-proof), the audits and a page saying what the log is. The edge signs nothing
+// here: the checkpoints are the ones the log's signer stored, served as they are, and the tiles are
+// cut from the entries the latest checkpoint covers, once per upstream answer.
 import { Hono, type Context } from 'hono';
+import { midnightMs } from '../contract/dates.ts';
+import { CACHE_IMMUTABLE } from '../contract/documents.ts';
+import { logOrigin, logPrefix, SITE_PATHS } from '../contract/paths.ts';
+import type { LogRecord } from '../contract/records.ts';
+import { formatReceipt } from '../contract/tlog/note.ts';
 import type { EdgeConfig } from './config.ts';
+import type { Figures } from './figures.ts';
+import { etagMatches, jsonError } from './http.ts';
 import type { LogKind } from './log-holder.ts';
 import type { LogReader } from './log-views.ts';
-import { datesMissing, midnightMs } from '../contract/dates.ts';
-import { CACHE_IMMUTABLE } from '../contract/documents.ts';
-import { madeFrom, type Figures, type Prepared } from './figures.ts';
-import { etagMatches, jsonError, strongEtag } from './http.ts';
+import { madeFrom, type Prepared } from './prepared.ts';
 import { JSON_TYPE, unavailable } from './routing.ts';
-import { esc } from './page/escape.ts';
-import { logOrigin, logPrefix, SITE_PATHS } from '../contract/paths.ts';
-import type { AuditsRecord, HistoryRecord, LogRecord } from '../contract/records.ts';
-import { allGaps, GAPS_ANCHOR, logSentences, logSummary, signerOf } from '../contract/texts/witnessing.ts';
-import { auditsListed } from '../contract/texts/audit.ts';
-import { partHtml } from './page/html.ts';
-import { logInUse, SERVICE_NAME, verification } from '../contract/texts/rules.ts';
-import { base64 } from '../contract/log-key.ts';
-import { buildTree, type Tree } from '../contract/tlog/merkle.ts';
-import { formatReceipt } from '../contract/tlog/note.ts';
-import { parseTilePath, tileBytes, TILE_WIDTH, type TileAddress } from './tlog/tiles.ts';
+import { emptyLogPage, logPage } from './tlog/page.ts';
+import { auditsBody, logGaps, publishLog, type PublishedLog } from './tlog/published.ts';
+import { parseTilePath, sizeHolding, tileBytes } from './tlog/tiles.ts';
 
 const TEXT_TYPE = 'text/plain; charset=utf-8';
 /** The checkpoint moves: a few seconds at most (tlog-tiles asks no more). */
@@ -33,142 +29,8 @@ const CHECKPOINT_CACHE_CONTROL = 'public, max-age=5';
 const SHORT_CACHE_CONTROL = 'public, max-age=60';
 /** A 404 for what the log may hold a moment later is never kept. */
 const NOT_YET = { 'cache-control': 'no-store' };
-/** An entry is at most this long: bundles prefix each with a uint16. */
-const MAX_ENTRY_BYTES = 0xffff;
-/** A superseded checkpoint may still gain the cosignature of a round that was under way; after this, it never changes. */
-const SETTLED_MS = 60_000;
-
-interface Archived {
-  size: number;
-  /** The note with each witness's earliest cosignature. */
-  text: string;
-  settled: boolean;
-}
-
-export interface PublishedLog {
-  origin: string;
-  demo: boolean;
-  entries: Uint8Array[];
-  tree: Tree;
-  /** The latest checkpoint with each witness's latest cosignature, and its strong validator. */
-  checkpoint: string;
-  checkpointEtag: string;
-  verifierKey: string;
-  policy: string | null;
-  archive: Map<number, Archived>;
-  /** The listing of the archive, as served. */
-  listing: string;
-  /** Each date's latest entry. */
-  latest: Map<string, number>;
-  /** Every published audit attestation of the log, as served, and its strong validator. */
-  audits: string;
-  auditsEtag: string;
-  record: LogRecord;
-}
-
-const withLines = (note: string, lines: readonly string[]) => note + lines.map((line) => `${line}\n`).join('');
-
-/** The audits as served: each attestation verbatim, with when it was published. */
-const auditsBody = (audits: LogRecord['audits']): string => `${JSON.stringify({ audits: audits.map(({ note, published_at }) => ({ note, published_at })) } satisfies AuditsRecord)}\n`;
-
-/** The log as served, or undefined while nothing is signed. Throws when the entries do not give the checkpoint's root. */
-export async function publishLog(record: LogRecord, siteUrl: string, now = Date.now()): Promise<PublishedLog | undefined> {
-  const last = record.checkpoints.at(-1);
-  if (!last) return undefined;
-  const encoder = new TextEncoder();
-  const entries = record.entries.map((entry) => encoder.encode(entry));
-  const tooLong = entries.findIndex((entry) => entry.length > MAX_ENTRY_BYTES);
-  if (tooLong >= 0) throw new Error(`log entry ${tooLong} is longer than an entry bundle can hold`);
-  const tree = await buildTree(entries);
-  if (tree.size !== last.size || base64(await tree.root()) !== last.root) throw new Error(`the log's ${tree.size} entries do not give the root of its checkpoint of ${last.size}`);
-  const latest = new Map<string, number>();
-  // Nights only: a wallet commitment's entry names no date.
-  record.entries.forEach((entry, index) => {
-    const { date } = JSON.parse(entry) as { date?: unknown };
-    if (typeof date === 'string') latest.set(date, index);
-  });
-  const demo = record.demo === true;
-  const origin = last.note.slice(0, last.note.indexOf('\n'));
-  const checkpoint = withLines(last.note, record.cosignatures);
-  const archive = new Map<number, Archived>();
-  record.checkpoints.forEach((c, i) => {
-    const next = record.checkpoints[i + 1];
-    archive.set(c.size, { size: c.size, text: withLines(c.note, c.cosignatures), settled: next !== undefined && now - Date.parse(next.signed_at) > SETTLED_MS });
-  });
-  const prefix = siteUrl + logPrefix(demo);
-  const listing = `${JSON.stringify({
-    origin,
-    vkey: record.vkey,
-    policy: record.policy === null ? null : `${prefix}policy`,
-    checkpoints: record.checkpoints.map((c) => ({
-      size: c.size, root: c.root, signed_at: c.signed_at, quorum_at: c.quorum_at, witnesses: c.cosignatures.map(signerOf), url: `${prefix}checkpoint/${c.size}`,
-    })),
-  })}\n`;
-  const audits = auditsBody(record.audits);
-  return { origin, demo, entries, tree, checkpoint, checkpointEtag: await strongEtag(checkpoint), verifierKey: record.vkey ?? '', policy: record.policy, archive, listing, latest, audits, auditsEtag: await strongEtag(audits), record };
-}
-
-/** The dates between the first and the last night the log holds for which it holds nothing. */
-export function logGaps(latest: ReadonlyMap<string, number>): string[] {
-  const dates = [...latest.keys()].sort();
-  return dates.length ? datesMissing(dates, dates[0]!, dates.at(-1)!) : [];
-}
-
-/** The /log/ page: the same account of the log as the landing page gives, then its technical detail. */
-function logPage(log: PublishedLog, history: HistoryRecord | undefined, cfg: Pick<EdgeConfig, 'siteUrl' | 'logOrigin'>): string {
-  const say = verification(cfg);
-  const site = cfg.siteUrl;
-  const prefix = logPrefix(log.demo);
-  const summary = history && logSummary(history, log.record);
-  const facts = summary ? logSentences(summary, log.demo, cfg).facts : [['The track record could not be read right now.']];
-  const gaps = summary && allGaps(summary);
-  const policy = log.policy === null ? '' : `<dt>Witness policy</dt><dd><a href="${esc(site + prefix)}policy">${esc(site + prefix)}policy</a></dd>\n`;
-  return `<!doctype html>
-<html lang="en"><head><meta charset="utf-8"><meta name="viewport" content="width=device-width, initial-scale=1">
-<title>Transparency log · ${esc(SERVICE_NAME)}</title></head>
-<body><main>
-<h1>Transparency log of the nightly figures</h1>
-<ul id="log-summary">
-${facts.map((parts) => `<li>${parts.map(partHtml).join('')}</li>`).join('\n')}
-</ul>
-${gaps ? `<h2 id="${GAPS_ANCHOR}">Dates with no figure</h2>\n<p>${esc(gaps)}</p>\n` : ''}<p>${esc(say.logged)}</p>
-<p>${esc(logInUse(cfg, log.demo))}</p>
-<dl>
-<dt>Origin</dt><dd><code>${esc(log.origin)}</code></dd>
-<dt>Entries</dt><dd>${log.tree.size}</dd>
-<dt>Note verifier key</dt><dd><code>${esc(log.verifierKey)}</code></dd>
-<dt>Checkpoint</dt><dd><a href="${esc(site + prefix)}checkpoint">${esc(site + prefix)}checkpoint</a>; every one ever signed: <a href="${esc(site + prefix)}checkpoint/">${esc(site + prefix)}checkpoint/</a></dd>
-<dt>Tiles</dt><dd><code>${esc(prefix)}tile/&lt;L&gt;/&lt;N&gt;[.p/&lt;W&gt;]</code> and <code>${esc(prefix)}tile/entries/&lt;N&gt;[.p/&lt;W&gt;]</code> (height 8)</dd>
-${policy}<dt>Receipts</dt><dd><a href="${esc(site + prefix)}proof/">${esc(site + prefix)}proof/</a> lists them; one night's is <code>${esc(prefix)}proof/&lt;YYYY-MM-DD&gt;</code></dd>
-<dt>Audits</dt><dd><a href="${esc(site + prefix)}audits">${esc(site + prefix)}audits</a>: ${esc(auditsListed(log.record.audits.length))}</dd>
-</dl>
-<p>${esc(say.signed)}</p>
-<p>${esc(say.check)} <a href="${esc(site + SITE_PATHS.LOG_VERIFIER)}">Download the verifier</a>.</p>
-<p><a href="${SITE_PATHS.HOME}">Back to the figures</a></p>
-</main></body></html>
-`;
-}
-
-function emptyLogPage(cfg: Pick<EdgeConfig, 'siteUrl' | 'logOrigin'>): string {
-  return `<!doctype html>
-<html lang="en"><head><meta charset="utf-8"><meta name="viewport" content="width=device-width, initial-scale=1">
-<title>Transparency log · ${esc(SERVICE_NAME)}</title></head>
-<body><main>
-<h1>Transparency log of the nightly figures</h1>
-<p>The log holds no signed checkpoint yet: a night enters it three days after its date, and the writer signs each new tree.</p>
-<p>${esc(verification(cfg).logged)}</p>
-<p><a href="${SITE_PATHS.HOME}">Back to the figures</a></p>
-</main></body></html>
-`;
-}
 
 const ISO_DATE = /^\d{4}-\d{2}-\d{2}$/;
-
-/** The tree size from which the log holds `tile`. */
-function sizeHolding(tile: TileAddress): number {
-  const level = tile.level === 'entries' ? 0 : tile.level;
-  return (tile.index * TILE_WIDTH + (tile.width ?? TILE_WIDTH)) * TILE_WIDTH ** level;
-}
 
 /** The logs as served now: the one the figures use, and each log the node's holder holds (undefined while it has no checkpoint). */
 interface ServedLogs {

@@ -7,10 +7,11 @@ import type { HistoryRecord, PublishedStats } from '../../contract/records.ts';
 import type { Answer } from '../answers.ts';
 import { badgeSvg, SVG_TYPE } from '../badge.ts';
 import { ATOM_TYPE, atomFeed } from '../feed.ts';
-import { madeFrom, type Figures, type Prepared } from '../figures.ts';
+import type { Figures } from '../figures.ts';
 import { historyCsv, parseRange, withinRange } from '../history.ts';
 import { jsonError } from '../http.ts';
 import { shareImageSvg } from '../page/share-image.ts';
+import { madeFrom, type Prepared } from '../prepared.ts';
 import { getRoute, JSON_TYPE, notFound, sent, unavailable, validated, withEtag, type Sign } from '../routing.ts';
 
 /** Health is near-live: a few seconds at most. */

@@ -1,5 +1,6 @@
 // C2SP tlog-tiles (https://c2sp.org/tlog-tiles) with tiles of height 8: the paths under a log's
-// prefix and the bytes of hash tiles and entry bundles, cut from a tree.
+// prefix, the tree size from which a log holds each tile, and the bytes of hash tiles and entry
+// bundles, cut from a tree.
 import type { Tree } from '../../contract/tlog/merkle.ts';
 
 export const TILE_HEIGHT = 8;
@@ -66,4 +67,10 @@ export function tileBytes(tree: Tree, entries: readonly Uint8Array[], tile: Tile
   const hashes = tree.levels[tile.level * TILE_HEIGHT];
   if (!hashes || first + width > hashes.length) return undefined;
   return concat(hashes.slice(first, first + width));
+}
+
+/** The tree size from which the log holds `tile`. */
+export function sizeHolding(tile: TileAddress): number {
+  const level = tile.level === 'entries' ? 0 : tile.level;
+  return (tile.index * TILE_WIDTH + (tile.width ?? TILE_WIDTH)) * TILE_WIDTH ** level;
 }
