@@ -8,7 +8,7 @@ import { chmodSync, mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSyn
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { setTimeout as sleep } from 'node:timers/promises';
-import { ROOT_DIR } from '../config/config.ts';
+import { ROOT_DIR } from '../config/checkout.ts';
 import { freePort, procStat } from '../stack/processes.ts';
 import { freeNodePorts } from '../stack/ephemeral.ts';
 

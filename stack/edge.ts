@@ -2,8 +2,9 @@
 // URLs, the local API host address, the anon key and the key directory's signing key; no JWT
 // secret, no database password.
 import path from 'node:path';
-import { ROOT_DIR, type Config } from '../config/config.ts';
-import { gatewayAddresses } from './nginx.ts';
+import { ROOT_DIR } from '../config/checkout.ts';
+import type { Config } from '../config/config.ts';
+import { gatewayAddresses } from './nginx-config.ts';
 import { runNodeLogged, startChild, waitUntil, type Child, type Log } from './processes.ts';
 import { freshBundle, RUNTIME_PROGRAMS } from './runtime-build.ts';
 

@@ -4,7 +4,8 @@
 import { chmodSync, mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
-import { configFromEnv, type Config, type Env } from '../config/config.ts';
+import { configFromEnv, type Config } from '../config/config.ts';
+import type { Env } from '../config/settings.ts';
 import type { Database } from './database.ts';
 import { completeSecrets } from './secrets.ts';
 import { freePort } from './processes.ts';

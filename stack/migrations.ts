@@ -4,7 +4,7 @@ import { readdirSync, readFileSync } from 'node:fs';
 import path from 'node:path';
 import pg from 'pg';
 import { runner } from 'node-pg-migrate';
-import { ROOT_DIR } from '../config/config.ts';
+import { ROOT_DIR } from '../config/checkout.ts';
 import { connectDatabase, SERVER_TIMEOUTS } from '../db-client/pg-connect.ts';
 import type { Log } from './processes.ts';
 

@@ -10,7 +10,9 @@
 import { chownSync, existsSync, mkdirSync } from 'node:fs';
 import path from 'node:path';
 import pg from 'pg';
-import { databaseUrl, ROOT_DIR, type Config } from '../config/config.ts';
+import { ROOT_DIR } from '../config/checkout.ts';
+import type { Config } from '../config/config.ts';
+import { databaseUrl } from '../config/database-urls.ts';
 import { serverBinary, superviseServer, type Database, type Supervise } from './database.ts';
 import { pgTool } from './pg-tools.ts';
 import { idsOf, type Log } from './processes.ts';

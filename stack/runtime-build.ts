@@ -11,7 +11,7 @@ import { existsSync, mkdirSync, readFileSync, statSync, writeFileSync } from 'no
 import path from 'node:path';
 import { pathToFileURL } from 'node:url';
 import { build, type Plugin } from 'esbuild';
-import { ROOT_DIR } from '../config/config.ts';
+import { ROOT_DIR } from '../config/checkout.ts';
 
 /** Where the bundles are written: a folder of the checkout, so their imports of npm packages resolve. */
 export const BUILD_DIR = path.join(ROOT_DIR, '.build');

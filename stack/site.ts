@@ -2,7 +2,8 @@
 // (site/render/build.ts) with exactly the settings it reads: the public URLs, the anon key, the
 // log's public key and origin, and the policy's date.
 import path from 'node:path';
-import { ROOT_DIR, type Config } from '../config/config.ts';
+import { ROOT_DIR } from '../config/checkout.ts';
+import type { Config } from '../config/config.ts';
 import { runNode } from './processes.ts';
 
 export const SITE_RENDERER = path.join(ROOT_DIR, 'site', 'render', 'build.ts');

@@ -7,8 +7,10 @@ import { chmodSync, copyFileSync, existsSync, mkdirSync, readdirSync } from 'nod
 import { createHash } from 'node:crypto';
 import path from 'node:path';
 import { promisify } from 'node:util';
-import type { Config, TlsConfig } from '../config/config.ts';
-import { chownTree, NGINX_USER, tlsPaths, type ServedCertificate } from './nginx.ts';
+import type { Config } from '../config/config.ts';
+import type { TlsConfig } from '../config/origins.ts';
+import { tlsPaths, type ServedCertificate } from './nginx-config.ts';
+import { chownTree, NGINX_USER } from './nginx.ts';
 import { idsOf, type Log } from './processes.ts';
 import { namesExactly, readCertificate, renewalDue, type CertificateFacts } from './tls-certificate.ts';
 

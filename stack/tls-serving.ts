@@ -6,7 +6,8 @@
 import { connect } from 'node:tls';
 import { setTimeout as sleep } from 'node:timers/promises';
 import type { Config } from '../config/config.ts';
-import { reloadNginx, writeTlsServing, type ServedCertificate } from './nginx.ts';
+import { writeTlsServing, type ServedCertificate } from './nginx-config.ts';
+import { reloadNginx } from './nginx.ts';
 import type { Log } from './processes.ts';
 import { bringCertificateUpToDate, lineageFiles, planAcme } from './tls-acme.ts';
 import { EXPIRY_WARNING_MS, readCertificate, renewalDue, type CertificateFacts } from './tls-certificate.ts';

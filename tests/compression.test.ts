@@ -7,7 +7,7 @@ import { brotliDecompressSync, gunzipSync } from 'node:zlib';
 import { describe, expect, inject, it } from 'vitest';
 import { SITE_DOCUMENTS } from '../contract/documents.ts';
 import { API_PATHS, SITE_PATHS } from '../contract/paths.ts';
-import { findBrotliModules } from '../stack/nginx.ts';
+import { findBrotliModules } from '../stack/nginx-config.ts';
 
 // Brotli is sent where nginx has its modules (CI and `npm start` as root install them).
 const ENCODINGS = findBrotliModules().length ? ['gzip', 'br'] : ['gzip'];

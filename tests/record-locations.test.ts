@@ -12,7 +12,8 @@ import { describe, expect, inject, it } from 'vitest';
 import { API_PATHS, CACHED_RECORDS, EDGE_PATHS, recordName, type CachedRecord } from '../contract/paths.ts';
 import { configFromEnv } from '../config/config.ts';
 import { completeSecrets } from '../stack/secrets.ts';
-import { findBrotliModules, findNginx, renderNginx } from '../stack/nginx.ts';
+import { findBrotliModules, renderNginx } from '../stack/nginx-config.ts';
+import { findNginx } from '../stack/nginx.ts';
 import { apiLocations, LOCATION_FILES, siteLocations } from '../site/render/locations.ts';
 
 const { apiUrl, siteUrl, anonKey } = inject('stack');

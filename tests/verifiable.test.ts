@@ -21,7 +21,7 @@ import { buildTree, type Tree } from '../contract/tlog/merkle.ts';
 import { checkpointBody, importNoteSigningKey, signNote } from '../contract/tlog/note.ts';
 import { createAnswerSigner, type AnswerSigner } from '../edge/response-signature.ts';
 import { parseTilePath, tileBytes } from '../edge/tlog/tiles.ts';
-import { ROOT_DIR } from '../config/config.ts';
+import { ROOT_DIR } from '../config/checkout.ts';
 import { freePort } from '../stack/processes.ts';
 import { API_PATHS, SITE_PATHS } from '../contract/paths.ts';
 import { SITE_DOCUMENTS } from '../contract/documents.ts';

@@ -47,7 +47,7 @@ bootstrap() {
     echo "hba_file = '$hba'"
     # listen_addresses and port come from pg_autoctl's command line; a temporary server listens on no port.
     if [ "$kind" = monitor ]; then
-      # The failover timing of the local high-availability mode (stack/ha.ts): a primary
+      # The failover timing of the local high-availability mode (stack/ha-settings.ts): a primary
       # unhealthy for 10 s is failed over and the standby takes writes 20 s after the old primary was
       # told to demote; and no failover in the monitor's first 30 s, while the nodes of a restarted
       # stack come back (https://pg-auto-failover.readthedocs.io/en/v2.0/ref/configuration.html).
@@ -55,7 +55,7 @@ bootstrap() {
       echo "pgautofailover.primary_demote_timeout = 20000"
       echo "pgautofailover.startup_grace_period = 30000"
     else
-      # As stack/ha.ts: a primary cut off silently notices its standby gone after 10 s, not
+      # As stack/ha-settings.ts: a primary cut off silently notices its standby gone after 10 s, not
       # pg_autoctl's 30 s, and its keeper's partition clock starts then. The standby copies this file.
       echo "wal_sender_timeout = '10s'"
     fi

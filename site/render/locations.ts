@@ -15,7 +15,7 @@ import { listed } from '../../contract/texts/format.ts';
 
 /**
  * Where the generated files go, under the rendered root (a path no location serves): the templates
- * include them from there (API_LOCATIONS and SITE_LOCATIONS, set by stack/nginx.ts and
+ * include them from there (API_LOCATIONS and SITE_LOCATIONS, set by stack/nginx-config.ts and
  * docker-compose.yml).
  */
 export const LOCATION_FILES = { site: '_nginx/site-locations.conf', api: '_nginx/api-locations.conf' } as const;

@@ -13,7 +13,7 @@ import path from 'node:path';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { afterAll, describe, expect, it } from 'vitest';
 import type { HistoryRecord } from '../../contract/records.ts';
-import { ROOT_DIR } from '../../config/config.ts';
+import { ROOT_DIR } from '../../config/checkout.ts';
 import { freePort } from '../../stack/processes.ts';
 import { copyCheckout } from '../support/checkout.ts';
 import { dial, uidOf } from '../support/stack.ts';

@@ -9,8 +9,10 @@ import { parseEnv } from 'node:util';
 import { describe, expect, it } from 'vitest';
 import { USAGE as BACKUP_USAGE } from '../../stack/backup.ts';
 import { configurationDefaults } from '../../scripts/docs/configuration.ts';
-import { configFromEnv, ROOT_DIR, STACK_DEFAULTS } from '../../config/config.ts';
-import { gatewayAddresses } from '../../stack/nginx.ts';
+import { ROOT_DIR } from '../../config/checkout.ts';
+import { configFromEnv } from '../../config/config.ts';
+import { STACK_DEFAULTS } from '../../config/settings.ts';
+import { gatewayAddresses } from '../../stack/nginx-config.ts';
 import { HELP as WRITER_HELP } from '../../writer/help.ts';
 import { envExampleNames, namesReadByCode } from '../support/env-example.ts';
 

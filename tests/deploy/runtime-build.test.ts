@@ -4,7 +4,7 @@ import { readdirSync, readFileSync, statSync, utimesSync } from 'node:fs';
 import path from 'node:path';
 import { pathToFileURL } from 'node:url';
 import { afterAll, describe, expect, it } from 'vitest';
-import { ROOT_DIR } from '../../config/config.ts';
+import { ROOT_DIR } from '../../config/checkout.ts';
 import { buildRuntime, bundleEntry, freshBundle, RUNTIME_PROGRAMS } from '../../stack/runtime-build.ts';
 
 afterAll(async () => {
@@ -20,8 +20,8 @@ describe('the runtime bundles', () => {
       const dir = path.dirname(bundleEntry(name));
       for (const file of readdirSync(dir).filter((f) => f.endsWith('.mjs'))) expect(readFileSync(path.join(dir, file), 'utf8'), file).not.toContain('import.meta');
     }
-    // The checkout's root is taken relative to config/config.ts, wherever the bundle lies.
-    expect(readFileSync(bundleEntry('start'), 'utf8')).toContain(JSON.stringify(pathToFileURL(path.join(ROOT_DIR, 'scripts', 'lib', 'config.ts')).href));
+    // The checkout's root is taken relative to config/checkout.ts, wherever the bundle lies.
+    expect(readFileSync(bundleEntry('start'), 'utf8')).toContain(JSON.stringify(pathToFileURL(path.join(ROOT_DIR, 'config', 'checkout.ts')).href));
   });
 
   it('are not run once a source they were made from is newer: the source runs instead', async () => {

@@ -5,7 +5,7 @@ import { readdirSync, readFileSync } from 'node:fs';
 import path from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { parse as parseToml } from 'smol-toml';
-import { ROOT_DIR } from '../../config/config.ts';
+import { ROOT_DIR } from '../../config/checkout.ts';
 import { MIGRATIONS_DIR } from '../../stack/migrations.ts';
 
 describe('supabase/', () => {

@@ -12,7 +12,7 @@ import tls from 'node:tls';
 import { afterAll, describe, expect, it } from 'vitest';
 import { API_PATHS } from '../../contract/paths.ts';
 import { gatewayAt } from '../../edge/gateway.ts';
-import { gatewayAddresses } from '../../stack/nginx.ts';
+import { gatewayAddresses } from '../../stack/nginx-config.ts';
 import { freePort } from '../../stack/processes.ts';
 import { healthFilter } from '../../stack/tls-serving.ts';
 import type { CertificateFacts } from '../../stack/tls-certificate.ts';

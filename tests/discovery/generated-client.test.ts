@@ -8,7 +8,7 @@ import { mkdirSync, rmSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
 import { promisify } from 'node:util';
 import { describe, expect, inject, it } from 'vitest';
-import { ROOT_DIR } from '../../config/config.ts';
+import { ROOT_DIR } from '../../config/checkout.ts';
 import { SITE_PATHS } from '../../contract/paths.ts';
 
 const run = promisify(execFile);

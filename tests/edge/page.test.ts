@@ -7,7 +7,7 @@ import path from 'node:path';
 import pg from 'pg';
 import { chromium, type Browser, type Page } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { ROOT_DIR } from '../../config/config.ts';
+import { ROOT_DIR } from '../../config/checkout.ts';
 import { wcagViolations } from '../support/axe.ts';
 import { startTestStack, type TestStack } from '../support/stack.ts';
 import { SITE_DOCUMENTS } from '../../contract/documents.ts';

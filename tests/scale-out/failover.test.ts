@@ -15,7 +15,7 @@ import { promisify } from 'node:util';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { addDays, todayUtc } from '../../contract/dates.ts';
 import { API_PATHS, SITE_PATHS } from '../../contract/paths.ts';
-import { ROOT_DIR } from '../../config/config.ts';
+import { ROOT_DIR } from '../../config/checkout.ts';
 import type { HaDatabase } from '../../stack/ha.ts';
 import { query } from '../support/db.ts';
 import { fakeAccount, FakePolymarket, writerEnv as polymarketEnv } from '../support/fake-polymarket.ts';

@@ -4,7 +4,7 @@
 import { setTimeout as sleep } from 'node:timers/promises';
 import { expect } from 'vitest';
 import { API_PATHS, SITE_PATHS } from '../../contract/paths.ts';
-import { findBrotliModules } from '../../stack/nginx.ts';
+import { findBrotliModules } from '../../stack/nginx-config.ts';
 import type { Config } from '../../config/config.ts';
 import { rawGet, verifies, type DirectoryKey, type RawAnswer } from './signatures.ts';
 

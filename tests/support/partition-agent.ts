@@ -9,7 +9,8 @@
 //                       and prints one JSON line per answer (a ReaderEvent)
 // Everything it prints goes to its parent, which keeps it as the run's history.
 import { API_PATHS, SITE_PATHS } from '../../contract/paths.ts';
-import { configFromEnv, type Env } from '../../config/config.ts';
+import { configFromEnv } from '../../config/config.ts';
+import type { Env } from '../../config/settings.ts';
 import { startNode } from '../../stack/stack.ts';
 import { fakeAccount, FakePolymarket, writerEnv } from './fake-polymarket.ts';
 

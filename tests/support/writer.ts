@@ -3,7 +3,8 @@
 import { spawn, type ChildProcess } from 'node:child_process';
 import { readFileSync } from 'node:fs';
 import path from 'node:path';
-import { ROOT_DIR, type Env } from '../../config/config.ts';
+import { ROOT_DIR } from '../../config/checkout.ts';
+import type { Env } from '../../config/settings.ts';
 import { logSignerEnv } from '../../stack/stack.ts';
 import { query } from './db.ts';
 import type { TestStack } from './stack.ts';

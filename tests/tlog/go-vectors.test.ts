@@ -9,7 +9,7 @@ import { parseNote, verifyNoteSignature, parseCheckpoint } from '../../contract/
 import { verifyConsistency, verifyInclusion } from '../../contract/tlog/consistency.ts';
 import { buildTree, leafHash } from '../../contract/tlog/merkle.ts';
 import { decodeBase64, parseVerifierKey } from '../../contract/tlog/vkey.ts';
-import { ROOT_DIR } from '../../config/config.ts';
+import { ROOT_DIR } from '../../config/checkout.ts';
 import { run } from '../support/witness.ts';
 
 const N = 40;

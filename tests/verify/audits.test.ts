@@ -13,7 +13,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import {
   attestationBody, newAuditorKey, readAttestation as readWithContract, readAuditorKey, signAttestation, type Attestation as Signed, type AuditorKey,
 } from '../../contract/audit/attestation.ts';
-import { ROOT_DIR } from '../../config/config.ts';
+import { ROOT_DIR } from '../../config/checkout.ts';
 import { checkAttestation, checkAudits, listedAuditor, parseAudits, readAttestation, type AuditedLog } from '../../verify/audits.ts';
 import { Stale } from '../../log-reader/failure.ts';
 import { agents } from '../../log-reader/http.ts';

@@ -1,7 +1,7 @@
 #!/bin/sh
 # Run by the nginx image's entrypoint before nginx starts (mounted into /docker-entrypoint.d, after its
 # own envsubst of the templates): renders the plain-HTTP listener and the TLS settings
-# (tls.conf.template, as stack/nginx.ts does for the local stack), then, in the background, has
+# (tls.conf.template, as stack/nginx-config.ts does for the local stack), then, in the background, has
 # nginx load its configuration again (gracefully: `nginx -s reload`) whenever the TLS parts or the
 # certificate the acme service writes change, checked once a minute.
 set -eu
