@@ -5,17 +5,17 @@ import { chmodSync, existsSync, readFileSync, writeFileSync } from 'node:fs';
 import { readAttestation } from '../contract/audit/attestation.ts';
 import { readSalt, walletCommitment } from '../contract/audit/commitment.ts';
 import { controlMessage } from '../contract/audit/control.ts';
+import { DEMO_WALLET, demoNightTransfers, DemoVault } from '../contract/audit/demo.ts';
 import { drawNights, sampleCandidates } from '../contract/audit/sample.ts';
+import { FileVault, type TransferVault } from '../contract/audit/transfer-vault.ts';
+import { logIdentity, withStoredLogOrigin } from '../contract/paths.ts';
 import { buildTree } from '../contract/tlog/merkle.ts';
-import { adminDatabaseUrl, loadEnv } from '../config/config.ts';
+import { importNoteSigningKey } from '../contract/tlog/note.ts';
+import { loadEnv } from '../config/checkout.ts';
+import { adminDatabaseUrl } from '../config/database-urls.ts';
+import { writerConfigFromEnv, type WriterConfig } from '../config/writer.ts';
 import { connectDatabase, SERVER_TIMEOUTS } from '../db-client/pg-connect.ts';
-import { writerConfigFromEnv, type WriterConfig } from '../writer/config.ts';
-import { DemoSource } from '../writer/demo.ts';
-import { LogSigner } from '../writer/log-signer.ts';
-import { DEMO_WALLET, FileVault, type TransferVault } from '../writer/transfer-vault.ts';
 import { BUNDLE_FORMAT, BUNDLE_WARNING, type Bundle, type BundleNight } from './bundle.ts';
-
-const quiet = { debug() {}, info() {}, warn() {}, error() {}, addSecrets() {} };
 
 interface Owner { cfg: WriterConfig; databaseUrl: string }
 
@@ -42,10 +42,9 @@ async function servingDemo(o: Owner): Promise<boolean> {
 /** The log's origin and verifier key: under the origin its first real checkpoint fixed, once there is one, as the writer signs. */
 async function identity(o: Owner, demo: boolean): Promise<{ origin: string; vkey: string }> {
   if (!o.cfg.log) throw new Error('LOG_SIGNING_KEY is not set, so there is no signed log to audit: run `npm run keys`, then `npm start`.');
-  const signer = await LogSigner.create(o.cfg.log.signingKey, o.cfg.log.origins, undefined, quiet);
+  const key = await importNoteSigningKey(o.cfg.log.signingKey, 'LOG_SIGNING_KEY');
   const [stored] = await query<{ origin: string | null }>(o.databaseUrl, 'select stats.log_origin() as origin');
-  signer.settle(stored?.origin ?? null);
-  return signer.identity(demo);
+  return logIdentity(withStoredLogOrigin(o.cfg.log.origins, stored?.origin ?? null), key.publicKey, demo);
 }
 
 /** The wallet the source pays: the funder address, or the demo's. */
@@ -92,8 +91,7 @@ export async function disclose(opts: DiscloseOptions): Promise<string> {
   } else {
     dates = [...new Set(opts.nights)].sort();
   }
-  const vault: TransferVault = demo ? new DemoSource().vault : new FileVault(o.cfg.transfersDir);
-  const demoSource = demo ? new DemoSource() : undefined;
+  const vault: TransferVault = demo ? new DemoVault() : new FileVault(o.cfg.transfersDir);
   let walletCommitted: string | undefined;
   const nights: BundleNight[] = [];
   for (const date of dates) {
@@ -101,10 +99,8 @@ export async function disclose(opts: DiscloseOptions): Promise<string> {
     if (!entry) throw new Error(`night ${date} has no entry in the signed log.`);
     const commitment = entry.entry.transfers;
     if (typeof commitment !== 'string') throw new Error(`night ${date} (entry ${entry.idx}) carries no commitment to its reward transfers: it was logged before commitments began, or without one.`);
-    if (demoSource) {
-      const found = await demoSource.rewardTransfers(date, date);
-      vault.night(date, vault.wallet(DEMO_WALLET, undefined, 0, () => false), found!.transfers);
-    }
+    // The demo's vault keeps nothing: it opens a night by committing to it again.
+    if (demo) vault.night(date, vault.wallet(DEMO_WALLET, undefined, 0, () => false), demoNightTransfers(date));
     const material = vault.openNight(commitment);
     if (!material) throw new Error(`the opening of night ${date}'s commitment is not in ${o.cfg.transfersDir}: restore it from a backup (npm run backup -- restore), or the night cannot be audited.`);
     walletCommitted ??= material.payload.wallet_commitment;

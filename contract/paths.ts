@@ -5,6 +5,7 @@ import { createHash } from 'node:crypto';
 import { readFileSync } from 'node:fs';
 import { createRequire } from 'node:module';
 import { isIP } from 'node:net';
+import { noteVerifierKey } from './log-key.ts';
 
 /** The API reference's renderer, served under its version so the asset can be cached for good. */
 export const REDOC_VERSION: string = createRequire(import.meta.url)('redoc/package.json').version;
@@ -171,6 +172,15 @@ export function withStoredLogOrigin<T extends Pick<Origins, 'siteUrl' | 'logOrig
       `an origin names a log for life, so set LOG_ORIGIN=${stored} or remove it, and start again.`);
   }
   return { ...cfg, logOrigin: stored };
+}
+
+/**
+ * The log's origin and verifier key (https://c2sp.org/signed-note#verifier-keys), as witnesses and
+ * readers pin them: the key of the log's signer, named after the origin `cfg` makes.
+ */
+export async function logIdentity(cfg: Pick<Origins, 'siteUrl' | 'logOrigin'>, publicKey: Uint8Array, demo: boolean): Promise<{ origin: string; vkey: string }> {
+  const origin = logOrigin(cfg, demo);
+  return { origin, vkey: await noteVerifierKey(origin, publicKey) };
 }
 
 /** Whether a URL names its host by a loopback or IP address (localhost, 127.0.0.1, [::1], 203.0.113.5): not a name a site keeps. */

@@ -6,12 +6,16 @@ import { execFileSync } from 'node:child_process';
 import { existsSync, mkdirSync, readdirSync, readFileSync, renameSync, rmSync, statSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
+import { parseArgs } from 'node:util';
+import { NIGHTS, WALLETS } from '../contract/audit/transfer-vault.ts';
 import { DATA_TABLES, DERIVED_TABLES } from '../contract/tables.ts';
-import { adminDatabaseUrl, configFromEnv, loadEnv } from '../config/config.ts';
+import { loadEnv } from '../config/checkout.ts';
+import { configFromEnv } from '../config/config.ts';
+import { adminDatabaseUrl } from '../config/database-urls.ts';
+import { vaultDir } from '../config/writer.ts';
 import { migrate } from './migrations.ts';
 import { connectDatabase, SERVER_TIMEOUTS, withoutPassword } from '../db-client/pg-connect.ts';
 import { pgTool } from './pg-tools.ts';
-import { NIGHTS, vaultDir, WALLETS } from '../writer/transfer-vault.ts';
 
 /**
  * The writer's openings of its reward-transfer commitments live outside the database (they name the
@@ -136,17 +140,32 @@ export const USAGE = `Usage: npm run backup -- <command>
                                            <file>.reward-transfers.json: the openings of the nights' commitments (private)
   restore <file> [--database-url URL]      migrate the target, then load the dump; the target must hold no data
   schedule <dir>                           dump every BACKUP_INTERVAL_HOURS (${BACKUP_DEFAULTS.BACKUP_INTERVAL_HOURS}), keep BACKUP_KEEP (${BACKUP_DEFAULTS.BACKUP_KEEP})
+  --help                                   print this help and do nothing else
 The database is DATABASE_URL, else the embedded one of \`npm start\`.`;
 
 if (import.meta.url === `file://${process.argv[1]}`) {
-  const [command, target, ...rest] = process.argv.slice(2);
-  const urlFlag = rest.indexOf('--database-url');
+  let args;
   try {
-    const url = urlFlag >= 0 && rest[urlFlag + 1] ? rest[urlFlag + 1]! : adminDatabaseUrl();
-    if (command === 'dump' && target) { dump(url, target); console.log(`Wrote ${target}.`); }
-    else if (command === 'restore' && target) { await restore(url, target); console.log(`Restored ${target}.`); }
-    else if (command === 'schedule' && target) await schedule(url, target);
-    else { console.error(USAGE); process.exit(2); }
+    args = parseArgs({ options: { 'database-url': { type: 'string' }, help: { type: 'boolean' } }, strict: true, allowPositionals: true });
+  } catch (error) {
+    console.error(`${(error as Error).message}\n\n${USAGE}`);
+    process.exit(2);
+  }
+  if (args.values.help) {
+    console.log(USAGE);
+    process.exit(0);
+  }
+  const [command, target, ...extra] = args.positionals;
+  // The usage is judged before the database is looked for: a mistyped command is told so, whatever is configured.
+  if (!(command === 'dump' || command === 'restore' || command === 'schedule') || !target || extra.length) {
+    console.error(USAGE);
+    process.exit(2);
+  }
+  try {
+    const url = args.values['database-url'] || adminDatabaseUrl();
+    if (command === 'dump') { dump(url, target); console.log(`Wrote ${target}.`); }
+    else if (command === 'restore') { await restore(url, target); console.log(`Restored ${target}.`); }
+    else await schedule(url, target);
   } catch (error) {
     console.error((error as Error).message);
     process.exit(1);

@@ -1,12 +1,14 @@
 // `npm start`: the whole service on this machine, in the foreground. Ctrl-C or SIGTERM stops every child.
 // With NODE_DATABASE_URL, only a node of it (PostgREST, edge, nginx) over a database that runs elsewhere.
 import path from 'node:path';
-import { configFromEnv, envFilePath, loadEnv, ROOT_DIR, type Config, type Env } from '../config/config.ts';
+import { envFilePath, loadEnv, ROOT_DIR } from '../config/checkout.ts';
+import { configFromEnv, type Config } from '../config/config.ts';
+import type { Env } from '../config/settings.ts';
 import { ensureEnvFile, signingPublicKey } from './secrets.ts';
 import { isReplica } from './replica.ts';
 import type { CertificateKeeper } from './tls-serving.ts';
 import { startNode, startStack } from './stack.ts';
-import { writerConfigFromEnv } from '../writer/config.ts';
+import { writerConfigFromEnv } from '../config/writer.ts';
 import { createLogger } from '../writer/log.ts';
 import { startWriter } from '../writer/writer.ts';
 import { noteVerifierKey } from '../contract/log-key.ts';

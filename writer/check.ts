@@ -2,13 +2,13 @@
 // before the first real write. It reads what the writer would publish, writes nothing anywhere, and
 // prints figures only (no address, market or order id), flagging what looks implausible. It also says
 // what name the transparency log will keep, while its first real checkpoint has not fixed one.
+import { usd6 } from '../contract/audit/commitment.ts';
 import { addDays, DAY_MS, midnightMs, utcDate } from '../contract/dates.ts';
 import { unfixedLogOriginNotice, withStoredLogOrigin, type Origins } from '../contract/paths.ts';
 import type { Logger } from './log.ts';
 import type { PolymarketSource } from './polymarket/source.ts';
 import { CREDIT_TOLERANCE_USD, MIN_PAYOUT_USD } from './polymarket/source.ts';
 import { ACTIVITY_KINDS, tradingCost } from './polymarket/ledger.ts';
-import { usd6 } from './source.ts';
 import { UNDOCUMENTED_REWARDS_SIGNATURE_TYPE } from './polymarket/client.ts';
 
 /** Nights read back, as many as landing_stats' daily array shows. */

@@ -1,17 +1,19 @@
 // `npm run writer -- <command>`: the writer job's command line. See `--help`.
 import { isCalendarDate } from '../contract/dates.ts';
-import { loadEnv } from '../config/config.ts';
+import { loadEnv } from '../config/checkout.ts';
+import { logOrigins, writerConfigFromEnv, type LogSettings, type WriterConfig } from '../config/writer.ts';
 import { SilentServer } from '../db-client/pg-connect.ts';
 import { backfill } from './backfill.ts';
 import { formatCheck, logOriginFinding, runCheck } from './check.ts';
-import { logOrigins, writerConfigFromEnv, type LogSettings, type WriterConfig } from './config.ts';
 import { heartbeat, runCycle } from './cycle.ts';
 import { openWriterDb } from './db.ts';
 import { readStoredOrigin } from './log-signer.ts';
 import { seedDemoIfEmpty } from './demo.ts';
 import { HELP } from './help.ts';
 import { importEvents, openInput } from './import.ts';
-import { LockLost, RENEW_EVERY_MS, STANDBY_ADVICE, tryWriterLock, WriterSession } from './lock.ts';
+import { LockLost, RENEW_EVERY_MS, STANDBY_ADVICE } from './lock.ts';
+import { tryWriterLock } from './lock-acquire.ts';
+import { WriterSession } from './lock-session.ts';
 import { createLogger, type Logger } from './log.ts';
 import { PolymarketSource } from './polymarket/source.ts';
 import { formatStatus, readStatus } from './status.ts';

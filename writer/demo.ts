@@ -1,30 +1,21 @@
 // The demo source: deterministic synthetic figures (they depend only on the date and time), so a
 // fresh `npm start` shows a living service. Rows are marked is_demo, and it writes only into a
 // database without real data (store.demoWrite enforces that).
-import { createHash } from 'node:crypto';
-import { baseUnits } from '../contract/audit/commitment.ts';
+import { usd6 } from '../contract/audit/commitment.ts';
+import { DEMO_WALLET, demoDay, demoEarnings, demoNightTransfers, demoPayout, DemoVault } from '../contract/audit/demo.ts';
 import { addDays, DAY_MS, midnightMs, utcDate } from '../contract/dates.ts';
 import { commitNight } from './commitments.ts';
 import { openWriterDb, type WriterDb } from './db.ts';
 import type { Logger } from './log.ts';
-import { usd6, type CapitalFigures, type NightTransfers, type Source } from './source.ts';
+import type { CapitalFigures, NightTransfers, Source } from './source.ts';
 import * as store from './store.ts';
-import { DEMO_WALLET, DemoVault } from './transfer-vault.ts';
 
-const EPOCH = Date.UTC(2026, 0, 1);
 const HISTORY_NIGHTS = 45;
 
-const dayNumber = (date: string) => Math.round((midnightMs(date) - EPOCH) / DAY_MS);
 const mod = (a: number, m: number) => ((a % m) + m) % m;
 
-/** What the demo account earns on activity day `date`; it is paid as the payout dated the next day. */
-function earnings(date: string): number {
-  const n = dayNumber(date);
-  return usd6(41 + 13 * Math.sin(n * 0.9) + 6 * Math.cos(n * 0.37));
-}
-
 function capitalOn(date: string): CapitalFigures {
-  const n = dayNumber(date);
+  const n = demoDay(date);
   return { cash_usd: usd6(6200 + 180 * Math.sin(n * 0.5)), inventory_usd: usd6(1450 + 220 * Math.cos(n * 0.7)), positions: 14 + mod(n, 9) };
 }
 
@@ -35,11 +26,11 @@ export class DemoSource implements Source {
   async accrual(now: Date) {
     const today = utcDate(now);
     const elapsed = (now.getTime() - midnightMs(today)) / DAY_MS;
-    return { usd: usd6(earnings(today) * elapsed), markets: 18 + mod(dayNumber(today), 7) };
+    return { usd: usd6(demoEarnings(today) * elapsed), markets: 18 + mod(demoDay(today), 7) };
   }
 
   async breadth(now: Date) {
-    return 31 + mod(dayNumber(utcDate(now)), 9);
+    return 31 + mod(demoDay(utcDate(now)), 9);
   }
 
   async capital(now: Date) {
@@ -47,18 +38,16 @@ export class DemoSource implements Source {
   }
 
   async payout(payoutDate: string) {
-    return earnings(addDays(payoutDate, -1));
+    return demoPayout(payoutDate);
   }
 
   async tradingCost(date: string, _db: WriterDb) {
-    return usd6(9 + 7 * Math.sin(dayNumber(date) * 1.3));
+    return usd6(9 + 7 * Math.sin(demoDay(date) * 1.3));
   }
 
-  /** One demo transfer paying the whole night, its hash made from the date: no real transaction. */
   async rewardTransfers(payoutDate: string, today: string): Promise<NightTransfers | null> {
     if (payoutDate > today) return null;
-    const tx = `0x${createHash('sha256').update(`public-stats demo reward transfer\n${payoutDate}`).digest('hex')}`;
-    return { wallet: DEMO_WALLET, transfers: [{ tx, amount: baseUnits(await this.payout(payoutDate)) }] };
+    return { wallet: DEMO_WALLET, transfers: demoNightTransfers(payoutDate) };
   }
 }
 

@@ -1,6 +1,6 @@
 // The writer's command-line help, one text per command (`npm run writer -- <command> --help`).
 import { CHECK_NIGHTS } from './check.ts';
-import { WRITER_DEFAULTS } from './config.ts';
+import { WRITER_DEFAULTS } from '../config/writer.ts';
 import { EVENT_TYPES, eventFormat, MAX_USD, type EventType } from './events.ts';
 
 /** What the help says after an event's format, one line each. */

@@ -10,8 +10,8 @@
 // LOG_ORIGIN that names another.
 import { renameSync, readFileSync, writeFileSync, existsSync } from 'node:fs';
 import { sql } from 'kysely';
-import { base64, noteVerifierKey } from '../contract/log-key.ts';
-import { logOrigin, withStoredLogOrigin, type Origins } from '../contract/paths.ts';
+import { base64 } from '../contract/log-key.ts';
+import { logIdentity, logOrigin, withStoredLogOrigin, type Origins } from '../contract/paths.ts';
 import { buildTree, type Tree } from '../contract/tlog/merkle.ts';
 import { checkpointBody, importNoteSigningKey, signNote, type NoteSigningKey } from '../contract/tlog/note.ts';
 import type { WriterDb } from './db.ts';
@@ -79,10 +79,9 @@ export class LogSigner {
     }
   }
 
-  /** The log's origin and verifier key (https://c2sp.org/signed-note#verifier-keys), as witnesses and readers pin them. */
+  /** The log's origin and verifier key, under the origin its first real checkpoint fixed once that is read. */
   async identity(demo = false): Promise<{ origin: string; vkey: string }> {
-    const origin = logOrigin(this.#stored ? { ...this.#origins, logOrigin: this.#stored } : this.#origins, demo);
-    return { origin, vkey: await noteVerifierKey(origin, this.#key.publicKey) };
+    return logIdentity(this.#stored ? { ...this.#origins, logOrigin: this.#stored } : this.#origins, this.#key.publicKey, demo);
   }
 
   /** Signs a checkpoint of every entry the log holds now, unless it has one of that size or the tree does not extend what was signed before. */

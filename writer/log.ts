@@ -1,8 +1,8 @@
 // Structured logging for the writer: JSON lines when stdout is not a terminal (collectors parse
 // them), short readable lines on a terminal. Every line passes through redact(), because a
 // wallet address, condition id, order id or credential must never reach a log.
+import type { Level } from '../config/writer.ts';
 
-export type Level = 'debug' | 'info' | 'warn' | 'error';
 export type Fields = Record<string, unknown>;
 
 export interface Logger {

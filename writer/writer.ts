@@ -2,17 +2,18 @@
 // while another writer holds it) and run its loop through the lock's session until stopped. A writer
 // that loses the lock stops writing at once and waits as a standby again.
 // Used by `npm run writer -- run` and by `npm start`, which runs it beside the stack.
-import type { WriterConfig } from './config.ts';
+import { FileVault } from '../contract/audit/transfer-vault.ts';
+import type { WriterConfig } from '../config/writer.ts';
 import { runLoop } from './cycle.ts';
 import { DemoSource, seedDemoHistory } from './demo.ts';
 import { openWriterDb, type WriterDb } from './db.ts';
-import { acquireWriterLock, LockLost, LOST_LOCK_BACKOFF_MS, RENEW_EVERY_MS } from './lock.ts';
+import { LockLost, RENEW_EVERY_MS } from './lock.ts';
+import { acquireWriterLock, LOST_LOCK_BACKOFF_MS } from './lock-acquire.ts';
 import type { Logger } from './log.ts';
 import { LogSigner, readStoredOrigin } from './log-signer.ts';
 import { PolymarketSource } from './polymarket/source.ts';
+import { appendAndSign, signLogWith } from './signed-commit.ts';
 import type { Source } from './source.ts';
-import * as store from './store.ts';
-import { FileVault } from './transfer-vault.ts';
 import { recordPolicy, Witnessing } from './witnessing.ts';
 
 export function makeSource(cfg: WriterConfig, log: Logger): Source | undefined {
@@ -43,7 +44,7 @@ export async function prepareLog(cfg: WriterConfig, log: Logger): Promise<LogDut
     return undefined;
   }
   const signer = await LogSigner.create(cfg.log.signingKey, cfg.log.origins, cfg.log.stateFile, log);
-  store.signLogWith(signer);
+  signLogWith(signer);
   const witnessing = cfg.log.policyFile ? await Witnessing.load(cfg.log.policyFile, signer, log) : undefined;
   const duties = { signer, witnessing };
   const db = openWriterDb(cfg.databaseUrl);
@@ -75,7 +76,7 @@ export async function logDuties(db: WriterDb, duties: LogDuties | undefined, { a
   if (!duties) return;
   await settleLog(await readStoredOrigin(db), duties);
   await (duties.witnessing ? duties.witnessing.record(db) : recordPolicy(db, null));
-  await store.appendAndSign(db);
+  await appendAndSign(db);
   if (askWitnesses) await duties.witnessing?.round(db);
 }
 

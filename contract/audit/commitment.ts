@@ -24,6 +24,9 @@ export interface Transfer { tx: string; amount: string }
 /** What a night's commitment binds: the night, the wallet (and its own commitment) and its transfers. */
 export interface NightPayload { v: 1; date: string; wallet: string; wallet_commitment: string; transfers: Transfer[] }
 
+/** Amounts are kept to USDC's 6 decimals. */
+export const usd6 = (n: number): number => Math.round(n * 1e6) / 1e6;
+
 /** USD with 6 decimals as base units (the Data API gives amounts as JSON numbers). */
 export function baseUnits(usd: number): bigint {
   if (!Number.isFinite(usd) || usd < 0) throw new RangeError(`a reward amount must be a finite non-negative number, got ${usd}`);

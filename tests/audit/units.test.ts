@@ -1,6 +1,6 @@
-// The pieces every side of an audit shares: the commitments and their payload, the writer's vault
-// of openings (derived salts agree across writers with one key; a wallet switch is always a new
-// commitment), and the sample drawn from a checkpoint's root.
+// The pieces every side of an audit shares: the commitments and their payload, the vault of openings
+// (random salts, or salts derived from a key, which agree across vaults with that key; a wallet
+// switch is always a new commitment), and the sample drawn from a checkpoint's root.
 import { createHash } from 'node:crypto';
 import { mkdtempSync, readFileSync, statSync } from 'node:fs';
 import { tmpdir } from 'node:os';
@@ -11,7 +11,7 @@ import { nightCommitment, nightPayload, payloadProblem, walletCommitment } from 
 import { countsAsReward, parsePayers } from '../../contract/audit/payers.ts';
 import { drawNights, sampleCandidates } from '../../contract/audit/sample.ts';
 import { SHIPPED_PAYERS } from '../../audit/check.ts';
-import { FileVault, saltKeyOf } from '../../writer/transfer-vault.ts';
+import { FileVault, saltKeyOf } from '../../contract/audit/transfer-vault.ts';
 
 const A = '0x00000000000000000000000000000000000000aa';
 const B = '0x00000000000000000000000000000000000000bb';

@@ -8,13 +8,15 @@ import path from 'node:path';
 import Ajv2019 from 'ajv/dist/2019.js';
 import { parse as parseYaml } from 'yaml';
 import { describe, expect, it } from 'vitest';
-import { configFromEnv, ROOT_DIR } from '../../config/config.ts';
+import { ROOT_DIR } from '../../config/checkout.ts';
+import { configFromEnv } from '../../config/config.ts';
 import { postgrestEnv } from '../../stack/postgrest.ts';
-import { writerConfigFromEnv } from '../../writer/config.ts';
+import { writerConfigFromEnv } from '../../config/writer.ts';
 import { REPLICATION_ROLE, SERVER_MALLOC_ENV } from '../../stack/database.ts';
 import { EDGE_MALLOC_ENV, EDGE_NODE_FLAGS } from '../../stack/edge.ts';
 import { DEFAULT_REPLICA_SLOT, REPLICA_SCRIPT } from '../../stack/replica.ts';
-import { findNginx, NGINX_DIR, renderTemplate } from '../../stack/nginx.ts';
+import { NGINX_DIR, renderTemplate } from '../../stack/nginx-config.ts';
+import { findNginx } from '../../stack/nginx.ts';
 import { envExampleNames } from '../support/env-example.ts';
 import { WRITER_COMMAND } from '../support/writer.ts';
 import { LOCATION_FILES, writeLocations } from '../../site/render/locations.ts';
@@ -143,7 +145,7 @@ describe('docker-compose.yml', () => {
   });
 
   it("gives the writers every setting the writer reads, and with compose's defaults they run as the local stack's writer does", () => {
-    const read = readFileSync(path.join(ROOT_DIR, 'writer/config.ts'), 'utf8');
+    const read = readFileSync(path.join(ROOT_DIR, 'config/writer.ts'), 'utf8');
     const names = new Set([...read.matchAll(/\benv\.([A-Z][A-Z0-9_]+)|\(env,\s*'([A-Z][A-Z0-9_]+)'/g)].map((m) => (m[1] ?? m[2])!));
     // The log's default origin is made from the site's URL, which the writer reads through the stack's configuration.
     names.add('SITE_URL');
@@ -270,8 +272,8 @@ describe('docker-compose.yml', () => {
       expect(command).not.toContain('--auth');
     }
     expect(commands[1]).toContain('--replication-quorum true');
-    // the same failover timing as stack/ha.ts
-    const local = readFileSync(path.join(ROOT_DIR, 'stack/ha.ts'), 'utf8');
+    // the same failover timing as stack/ha-settings.ts
+    const local = readFileSync(path.join(ROOT_DIR, 'stack/ha-settings.ts'), 'utf8');
     const settings = [...local.matchAll(/'(pgautofailover\.[a-z_]+)': '(\d+)'/g)];
     expect(settings.map((m) => m[1])).toEqual(['pgautofailover.node_considered_unhealthy_timeout', 'pgautofailover.primary_demote_timeout', 'pgautofailover.startup_grace_period']);
     for (const [, setting, value] of settings) expect(text).toContain(`echo "${setting} = ${value}"`);

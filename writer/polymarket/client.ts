@@ -2,7 +2,7 @@
 // them. Responses are parsed defensively: numbers may arrive as numeric strings, some routes changed
 // from bare arrays to envelopes, and cursor paging stops at the end marker or an empty cursor.
 // CLOB: https://docs.polymarket.com/api-reference/rewards/get-earnings-for-user-by-date and its siblings.
-import type { PolymarketConfig } from '../config.ts';
+import type { PolymarketConfig } from '../../config/writer.ts';
 import type { Logger } from '../log.ts';
 import { DataApiClient } from './data-api.ts';
 import { l2Headers } from './hmac.ts';

@@ -3,13 +3,13 @@
 import { createHmac } from 'node:crypto';
 import { sql } from 'kysely';
 import { addDays, DAY_MS, midnightMs, utcDate } from '../../contract/dates.ts';
-import type { PolymarketConfig } from '../config.ts';
+import type { PolymarketConfig } from '../../config/writer.ts';
 import type { WriterDb } from '../db.ts';
 import type { Logger } from '../log.ts';
-import { baseUnits, TX_HASH } from '../../contract/audit/commitment.ts';
-import { usd6, type CapitalFigures, type NightTransfers, type Source } from '../source.ts';
+import { baseUnits, TX_HASH, usd6 } from '../../contract/audit/commitment.ts';
+import type { TransferVault } from '../../contract/audit/transfer-vault.ts';
+import type { CapitalFigures, NightTransfers, Source } from '../source.ts';
 import * as store from '../store.ts';
-import type { TransferVault } from '../transfer-vault.ts';
 import { PolymarketClient } from './client.ts';
 import { ACTIVITY_KINDS, tradingCost } from './ledger.ts';
 

@@ -1,18 +1,20 @@
 // The private half of the reward-transfer commitments: for each committed night its salt and payload,
-// and for each wallet committed its salt, kept by the writer outside the database, in a folder under
-// the data directory that only its owner can read. The log holds only the digests; these files are
-// what opens a night to an auditor, so losing them makes those nights unauditable (`npm run backup`
-// copies them beside the dump). Both files are append-only JSON lines.
+// and for each wallet committed its salt, kept outside the database in a folder that only its owner
+// can read. The writer writes them; `npm run audit -- disclose` reads them to open a night to an
+// auditor, and `npm run backup` copies them beside the dump. The log holds only the digests, so losing
+// these files makes those nights unauditable. Both files are append-only JSON lines.
 //
-// With the log's signing key, every salt is derived from it (HMAC-SHA-256 of a key made from it for
-// this use alone, over what the salt is for): a payload committed again, by this writer or by a
-// standby on another machine with the same key, gets the same salt and so the same commitment, and a
-// disclosed salt tells nothing of any other. Without the key (an unsigned log), salts are random.
-import { createHash, createHmac, randomBytes } from 'node:crypto';
+// A vault made without a salt key draws every salt at random (32 bytes) and keeps it with its
+// opening: a payload committed again, or the wallet in force, is found in the files and keeps its
+// salt, while another vault (another machine's folder) makes commitments of its own. Given a salt key
+// (saltKeyOf, made from the log's signing key), every salt is derived from it instead (HMAC-SHA-256
+// over what the salt is for): a payload committed again by any vault with the same key gets the same
+// salt and so the same commitment, and a disclosed salt tells nothing of any other.
+import { createHmac, randomBytes } from 'node:crypto';
 import { appendFileSync, chmodSync, closeSync, existsSync, fsyncSync, mkdirSync, openSync, readFileSync } from 'node:fs';
 import path from 'node:path';
-import { canonicalJson } from '../contract/audit/canonical-json.ts';
-import { nightCommitment, nightPayload, SALT_BYTES, walletCommitment, type NightPayload } from '../contract/audit/commitment.ts';
+import { canonicalJson } from './canonical-json.ts';
+import { nightCommitment, nightPayload, SALT_BYTES, walletCommitment, type NightPayload } from './commitment.ts';
 
 export interface WalletMaterial { wallet: string; salt: string; commitment: string; recorded_at: string }
 export interface NightMaterial { date: string; salt: string; payload: NightPayload; commitment: string }
@@ -35,9 +37,6 @@ export interface TransferVault {
 
 export const WALLETS = 'wallets.jsonl';
 export const NIGHTS = 'nights.jsonl';
-
-/** The vault's folder under a data directory. */
-export const vaultDir = (dataDir: string): string => path.join(dataDir, 'reward-transfers');
 
 /** The key the salts are derived from: made from the log's signing key for this use alone. */
 export const saltKeyOf = (logSigningKey: string): Buffer =>
@@ -121,44 +120,5 @@ export class FileVault implements TransferVault {
 
   openWallet(commitment: string): WalletMaterial | undefined {
     return this.read<WalletMaterial>(WALLETS).find((w) => w.commitment === commitment);
-  }
-}
-
-/** The demo account's wallet: no real address (the burn range's zeros), marked by its last digits. */
-export const DEMO_WALLET = '0x000000000000000000000000000000000000de30';
-
-/**
- * The demo's vault keeps nothing: its salts are derived from the date, so the demo shows the whole
- * feature (commitments in the log, openings for `npm run audit -- disclose`) with nothing to lose.
- * Demo salts are public by construction; they open demo nights only.
- */
-export class DemoVault implements TransferVault {
-  readonly demo = true;
-  private readonly nights = new Map<string, NightMaterial>();
-
-  private static salt(what: string): Buffer {
-    return createHash('sha256').update(`public-stats demo salt\n${what}`).digest();
-  }
-
-  wallet(address: string): WalletMaterial {
-    const salt = DemoVault.salt(`wallet\n${address.toLowerCase()}`);
-    return { wallet: address.toLowerCase(), salt: salt.toString('base64'), commitment: walletCommitment(salt, address), recorded_at: '2026-01-01T00:00:00.000Z' };
-  }
-
-  night(date: string, wallet: WalletMaterial, transfers: { tx: string; amount: bigint }[]): NightMaterial {
-    const salt = DemoVault.salt(date);
-    const payload = nightPayload(date, wallet.wallet, wallet.commitment, transfers);
-    const material = { date, salt: salt.toString('base64'), payload, commitment: nightCommitment(salt, payload) };
-    this.nights.set(material.commitment, material);
-    return material;
-  }
-
-  openNight(commitment: string): NightMaterial | undefined {
-    return this.nights.get(commitment);
-  }
-
-  openWallet(commitment: string): WalletMaterial | undefined {
-    const wallet = this.wallet(DEMO_WALLET);
-    return wallet.commitment === commitment ? wallet : undefined;
   }
 }

@@ -4,11 +4,15 @@ import { randomBytes } from 'node:crypto';
 import { isIP } from 'node:net';
 import { hostname } from 'node:os';
 import path from 'node:path';
-import { configFromEnv, databaseUrl, haDatabaseUrl, ROOT_DIR, type Env } from '../config/config.ts';
-import type { Level } from './log.ts';
-import { vaultDir } from './transfer-vault.ts';
+import { ROOT_DIR } from './checkout.ts';
+import { configFromEnv } from './config.ts';
+import { databaseUrl, haDatabaseUrl } from './database-urls.ts';
+import type { Env } from './settings.ts';
 
 export type SourceName = 'demo' | 'polymarket' | 'none';
+
+/** The writer's log levels, from the least severe. */
+export type Level = 'debug' | 'info' | 'warn' | 'error';
 
 export interface PolymarketConfig {
   apiKey: string;
@@ -247,6 +251,9 @@ function logSettings(env: Env): LogSettings | undefined {
     policyFile: env.LOG_POLICY ? path.resolve(ROOT_DIR, env.LOG_POLICY) : undefined,
   };
 }
+
+/** The folder of the reward-transfer commitments' openings under a data directory. */
+export const vaultDir = (dataDir: string): string => path.join(dataDir, 'reward-transfers');
 
 /** The folder of the commitments' openings: private, under the data directory, copied by `npm run backup`. */
 export const transfersDir = (env: Env): string => vaultDir(configFromEnv(env, []).dataDir);
