@@ -21,7 +21,8 @@ The auditor's:
                                        check every night of a bundle against the site's log and the chain
   keygen --name NAME --out FILE        a new Ed25519 signed-note key; prints its verifier key
   attest FILE --rpc URL --site BASE_URL --nonce N --key KEYFILE --out ATTESTATION [--payers FILE] [--state FILE] [--checkpoint SIZE]
-                                       the same check, and only when every night matches, a signed attestation`;
+                                       the same check, and only when every night matches, a signed attestation
+  --help                               print this help and do nothing else`;
 
 class Refusal extends Error {}
 const refuse = (sentence: string): never => { throw new Refusal(sentence); };
@@ -122,7 +123,11 @@ async function run(command: string | undefined, positional: string[], v: Values)
 if (import.meta.url === `file://${process.argv[1]}`) {
   let code = 1;
   try {
-    const { positionals, values } = parseArgs({ args: process.argv.slice(2), options: OPTIONS, allowPositionals: true, strict: true });
+    const { positionals, values } = parseArgs({ args: process.argv.slice(2), options: { ...OPTIONS, help: { type: 'boolean' } }, allowPositionals: true, strict: true });
+    if (values.help) {
+      process.stdout.write(`${USAGE}\n`);
+      process.exit(0);
+    }
     const [command, ...rest] = positionals;
     const result = await run(command, rest, values as Values);
     process.stdout.write(`${result.out}\n`);

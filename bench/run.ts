@@ -10,6 +10,7 @@ import { execFileSync, spawnSync } from 'node:child_process';
 import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
+import { parseArgs } from 'node:util';
 import { startTestStack } from '../stack/ephemeral.ts';
 import { buildRuntime } from '../stack/runtime-build.ts';
 import { prepareNginx, startNginx } from '../stack/nginx.ts';
@@ -22,13 +23,32 @@ import { CONNECTIONS, everyPathInTurn, wrk, type Path, type Run } from './wrk.ts
 
 const DURATION_S = Number(process.env.BENCH_SECONDS || 8);
 const ROUNDS = Number(process.env.BENCH_ROUNDS || 3);
-const argument = (name: string) => process.argv.includes(name) ? process.argv[process.argv.indexOf(name) + 1] : undefined;
+const USAGE = `Usage: npm run bench -- [--footprint] [--json FILE] [--docs]
+  (no option)   every public path against its reference, the cached paths' tails, the edge's and the
+                whole stack's memory, and the SQL functions' timings, on loopback; each path for
+                BENCH_ROUNDS rounds (default 3) of BENCH_SECONDS seconds (default 8) of wrk
+  --footprint   the whole stack's memory alone
+  --json FILE   also write the report as JSON, to compare runs
+  --docs        also rewrite the table of docs/scale-out.md from this run
+  --help        print this help and measure nothing`;
+let options;
+try {
+  options = parseArgs({ options: { json: { type: 'string' }, docs: { type: 'boolean' }, footprint: { type: 'boolean' }, help: { type: 'boolean' } }, strict: true, allowPositionals: false }).values;
+} catch (error) {
+  // A mistyped option must not start minutes of measuring.
+  console.error(`${(error as Error).message}\n\n${USAGE}`);
+  process.exit(2);
+}
+if (options.help) {
+  console.log(USAGE);
+  process.exit(0);
+}
 /** `npm run bench -- --json FILE` also writes the report as JSON, to compare runs. */
-const JSON_FILE = argument('--json');
+const JSON_FILE = options.json;
 /** `npm run bench -- --docs` also rewrites the table of docs/scale-out.md from this run. */
-const WRITE_DOCS = process.argv.includes('--docs');
+const WRITE_DOCS = options.docs ?? false;
 /** `npm run bench -- --footprint` measures the stack's memory alone. */
-const FOOTPRINT_ONLY = process.argv.includes('--footprint');
+const FOOTPRINT_ONLY = options.footprint ?? false;
 /** The tail every cached path must keep in every window: after start, in the rounds, across an expiry. */
 const CACHED_P99_MS = 10;
 /** MCP calls after which the edge's resident memory is read, and the growth allowed between them. */

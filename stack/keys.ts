@@ -5,10 +5,10 @@
 // still lists it and what it signed before then still verifies. The log's own key (LOG_SIGNING_KEY) is
 // not touched: it is the log's identity, which witnesses and readers pin.
 import { parseArgs } from 'node:util';
-import { envFilePath } from '../config/config.ts';
+import { envFilePath } from '../config/checkout.ts';
 import { ensureEnvFile } from './secrets.ts';
 
-const USAGE = `Usage: npm run keys [-- --rotate-anon-key] [-- --rotate-signing-key]
+const USAGE = `Usage: npm run keys [-- [--rotate-anon-key] [--rotate-signing-key]]
   (no option)           write every missing secret and the anon key into .env; never overwrite a value
   --rotate-anon-key     sign a new JWT secret and anon key (the old anon key stops working)
   --rotate-signing-key  make a new Ed25519 key for the answers' signatures; the old public key stays

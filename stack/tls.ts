@@ -2,7 +2,10 @@
 // configuration `npm start` reads (.env and the environment). `renew` renews when due (with
 // `--force`, now) through the same ACME client and directories as the running stack, then has the
 // running nginx load the new certificate gracefully; `status` says what is served and when it renews.
-import { assertServableOrigins, configFromEnv, loadEnv } from '../config/config.ts';
+import { parseArgs } from 'node:util';
+import { loadEnv } from '../config/checkout.ts';
+import { configFromEnv } from '../config/config.ts';
+import { assertServableOrigins } from '../config/origins.ts';
 import { runningNginx } from './nginx.ts';
 import { bringCertificateUpToDate, planAcme } from './tls-acme.ts';
 import { currentStatus, serveTlsParts } from './tls-serving.ts';
@@ -11,10 +14,23 @@ const USAGE = `Usage: npm run tls -- renew [--force] | status
   renew           renew the certificate if it is due (a third of its lifetime left), or obtain one if there is none
   renew --force   renew it now, due or not
   status          the certificate for SITE_URL and API_URL: names, serial, expiry, when it renews
+  --help          print this help and do nothing else
 Reads .env and the environment as npm start does; HTTPS is on when SITE_URL and API_URL are both https://.`;
 
-const [command, ...flags] = process.argv.slice(2);
-if (command !== 'renew' && command !== 'status' || flags.some((flag) => flag !== '--force') || (command === 'status' && flags.length)) {
+let args;
+try {
+  args = parseArgs({ options: { force: { type: 'boolean' }, help: { type: 'boolean' } }, strict: true, allowPositionals: true });
+} catch (error) {
+  console.error(`${(error as Error).message}\n\n${USAGE}`);
+  process.exit(2);
+}
+if (args.values.help) {
+  console.log(USAGE);
+  process.exit(0);
+}
+const [command, ...extra] = args.positionals;
+const force = args.values.force ?? false;
+if (command !== 'renew' && command !== 'status' || extra.length || (command === 'status' && force)) {
   console.error(USAGE);
   process.exit(2);
 }
@@ -30,7 +46,7 @@ try {
       : 'no certificate yet: the running stack is obtaining one');
   } else {
     if (cfg.tls.ownCertificate) throw new Error('TLS_CERT_FILE and TLS_KEY_FILE bring your own certificate: renew it where it comes from; the running stack loads a replaced file within the hour.');
-    const certificate = await bringCertificateUpToDate(cfg, (line) => console.log(line), { force: flags.includes('--force') });
+    const certificate = await bringCertificateUpToDate(cfg, (line) => console.log(line), { force });
     const facts = `for ${certificate.names.join(' and ')}, serial ${certificate.serial}, expires ${certificate.notAfter.toISOString()}`;
     if (runningNginx(cfg) === undefined) {
       console.log(`the certificate ${facts} is ready; the service is not running, and \`npm start\` serves it.`);

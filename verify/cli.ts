@@ -61,7 +61,9 @@ import { checkReceipt } from './receipt.ts';
 import { checkSite } from './site.ts';
 import { readState } from '../log-reader/state.ts';
 
-const USAGE = `Usage: node ${basename(process.argv[1] ?? 'verify.mjs')} [--site URL] [--state FILE] [--policy FILE] [--vkey VKEY] [--receipt FILE] [--strict]
+// The checkout's source runs as `npm run verify`; the one file a site serves, as `node <that file>`.
+const program = basename(process.argv[1] ?? 'verify.mjs');
+const USAGE = `Usage: ${program === 'cli.ts' ? 'npm run verify --' : `node ${program}`} [--site URL] [--state FILE] [--policy FILE] [--vkey VKEY] [--receipt FILE] [--strict]
   --site URL      the site to check, scheme and host only (default ${DEFAULT_SITE})
   --state FILE    the log's key and the last checkpoint seen: a later run checks the log is consistent with it, then saves the newest
   --policy FILE   a C2SP tlog-policy (https://c2sp.org/tlog-policy): the log's key, its witnesses and the quorum that must cosign, and the auditors whose attestations count

@@ -6,11 +6,14 @@
 // holds .env.example to the variables the code reads and to these defaults.
 import { readFileSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
+import { parseArgs } from 'node:util';
 import { edgeConfigFromEnv } from '../../edge/config.ts';
 import { DEFAULT_POLICY_UPDATED } from '../../site/render/render.ts';
 import { BACKUP_DEFAULTS } from '../../stack/backup.ts';
-import { configFromEnv, ROOT_DIR, STACK_DEFAULTS } from '../../config/config.ts';
-import { WRITER_DEFAULTS } from '../../writer/config.ts';
+import { ROOT_DIR } from '../../config/checkout.ts';
+import { configFromEnv } from '../../config/config.ts';
+import { STACK_DEFAULTS } from '../../config/settings.ts';
+import { WRITER_DEFAULTS } from '../../config/writer.ts';
 
 export const ENV_EXAMPLE = path.join(ROOT_DIR, '.env.example');
 export const CONFIGURATION_PAGE = path.join(ROOT_DIR, 'docs', 'reference', 'configuration.md');
@@ -120,6 +123,20 @@ export function configurationPage(): string {
 }
 
 if (import.meta.url === `file://${process.argv[1]}`) {
+  const usage = `Usage: npm run docs:config
+Rewrites the table of ${path.relative(ROOT_DIR, CONFIGURATION_PAGE)} from .env.example and the code's defaults.
+  --help   print this help and write nothing`;
+  let help;
+  try {
+    help = parseArgs({ options: { help: { type: 'boolean' } }, strict: true, allowPositionals: false }).values.help;
+  } catch (error) {
+    console.error(`${(error as Error).message}\n\n${usage}`);
+    process.exit(2);
+  }
+  if (help) {
+    console.log(usage);
+    process.exit(0);
+  }
   try {
     const page = configurationPage();
     writeFileSync(CONFIGURATION_PAGE, page);

@@ -5,13 +5,13 @@ import { existsSync, mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
-import { ROOT_DIR } from '../../config/config.ts';
+import { ROOT_DIR } from '../../config/checkout.ts';
 
 const dir = mkdtempSync(path.join(tmpdir(), 'keys-cli-'));
 const envFile = path.join(dir, '.env');
 afterAll(() => rmSync(dir, { recursive: true, force: true }));
 
-const keys = (...args: string[]) => spawnSync(process.execPath, [path.join(ROOT_DIR, 'scripts', 'keys.ts'), ...args], {
+const keys = (...args: string[]) => spawnSync(process.execPath, [path.join(ROOT_DIR, 'stack', 'keys.ts'), ...args], {
   env: { ...process.env, ENV_FILE: envFile }, encoding: 'utf8',
 });
 
