@@ -1,3 +1,6 @@
+// audit/: the audit tool: the owner's disclosures and the auditor's check of them against the log
+// and the chain. It imports contract/, config/, db-client/, log-reader/.
+//
 // `npm run audit -- <command>`: open chosen nights of the track record to one auditor, check them
 // against the chain, and publish what the auditor signed. Each command says what it did in one line
 // and refuses bad input with a sentence and exit 1.

@@ -1,3 +1,6 @@
+// bench/: the benchmark: the stack's memory, and every path against its static twin side by side.
+// It imports contract/, config/, stack/.
+//
 // `npm run bench`: throughput and latency of every public read path, each as a ratio to a reference
 // measured right beside it in the same run with the same load generator (wrk): a bare nginx serving
 // the very bytes the path sends as a static file (its static twin), or, for the uncached path,

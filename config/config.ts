@@ -1,3 +1,6 @@
+// config/: the configuration of every program on the owner's machine, from the environment over
+// .env over the embedded defaults. It imports nothing of the project's.
+//
 // One configuration for every part of the stack: the process environment over `.env` over the
 // embedded defaults. Variable names are the ones `.env.example` documents and docker-compose reads.
 import path from 'node:path';

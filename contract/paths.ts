@@ -1,3 +1,6 @@
+// contract/: the formats every part agrees on: public paths, documents, record schemas, wording,
+// the transparency log's and the audit's formats. It imports nothing of the project's.
+//
 // Every public path of both hosts, and the URLs the documents mention, derived once from the
 // configured origins. The document templates refer to these by name ({{AUTH_MD_URL}}, …), so no URL
 // is typed by hand in more than one place.

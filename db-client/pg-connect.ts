@@ -1,3 +1,6 @@
+// db-client/: the connector to Postgres that the writer, the audit tool and the stack share, with
+// libpq's multi-host rules and session timeouts. It imports nothing of the project's.
+//
 // Every connection the writer and the admin tools (migrations, login passwords, restores) make starts
 // here. node-postgres takes one host per connection string, while a database URL may name several, as
 // libpq allows (https://www.postgresql.org/docs/15/libpq-connect.html#LIBPQ-MULTIPLE-HOSTS), so that

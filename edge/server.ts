@@ -1,3 +1,6 @@
+// edge/: the edge server: every answer of both hosts, the page, the log under /log/, MCP and A2A,
+// signed. It imports contract/.
+//
 // Node entry of the edge: the portable Hono app (edge/app.ts) on @hono/node-server (edge/serve.ts).
 // Started by the local stack (stack/edge.ts) as `node edge/server.ts` with the EDGE_* variables.
 // One process serves on one core; with EDGE_WORKERS above 1 (by default see defaultWorkers) this process

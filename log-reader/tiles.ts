@@ -1,3 +1,7 @@
+// log-reader/: a follower's reading of the transparency log from the standards alone, on Node's own
+// modules: notes, tiles, tree hashes, saved state, the checkpoint archive. It imports nothing of
+// the project's.
+//
 // The log as tiles (https://c2sp.org/tlog-tiles): its entry bundles and hash tiles, read and checked
 // against the checkpoint that names them.
 import { utf8 } from './encoding.ts';

@@ -1,3 +1,6 @@
+// scripts/: build, deployment and documentation helpers, which read every part and which nothing
+// imports. It imports contract/, config/, db-client/, edge/, site/, writer/, stack/.
+//
 // `npm run build:runtime` (and before every `npm start`): bundles the stack's long-running Node programs
 // into .build/ (stack/runtime-build.ts says why).
 import { parseArgs } from 'node:util';

@@ -1,3 +1,7 @@
+// stack/: the machinery that runs the service: Postgres and pg_auto_failover, PostgREST, the edge,
+// nginx, TLS, processes, keys, backups and the systemd unit, with the writer inside `npm start`. It
+// imports contract/, config/, db-client/, writer/.
+//
 // `npm start`: the whole service on this machine, in the foreground. Ctrl-C or SIGTERM stops every child.
 // With NODE_DATABASE_URL, only a node of it (PostgREST, edge, nginx) over a database that runs elsewhere.
 import path from 'node:path';

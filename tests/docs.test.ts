@@ -2,14 +2,16 @@
 // and every #anchor names a heading of its page as GitHub makes anchors from headings; every
 // `npm run` script a page names is one of package.json; every environment variable a page names is
 // one the configuration knows; the configuration table is the one `npm run docs:config` makes; every
-// command is in the commands' reference. The README stays a doorway: at most 150 lines, the two
+// command is in the commands' reference; the contributing page opens with the map of the rooms, and
+// each room's entry file with its line of the map. The README stays a doorway: at most 150 lines, the two
 // commands in its first 40, and the picture of the page.
 import { readdirSync, readFileSync, statSync } from 'node:fs';
 import path from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { CONFIGURATION_PAGE, configurationPage } from '../scripts/docs/configuration.ts';
-import { ROOT_DIR } from '../config/config.ts';
+import { ROOT_DIR } from '../config/checkout.ts';
 import { envExampleNames, namesReadByCode } from './support/env-example.ts';
+import { ROOMS, roomLine, roomsTable } from './support/rooms.ts';
 
 const README = path.join(ROOT_DIR, 'README.md');
 const CONFIGURATION_REL = path.relative(ROOT_DIR, CONFIGURATION_PAGE);
@@ -112,7 +114,7 @@ function knownNames(): Set<string> {
     for (const m of text.matchAll(/\$\{?([A-Z][A-Z0-9_]*)|^\s+([A-Z][A-Z0-9_]*):/gm)) known.add((m[1] ?? m[2])!);
   }
   // Constants of the code a page names by name (STACK_DEFAULTS, SLOT_WAL_CAP): code, not variables.
-  for (const dir of ['scripts', 'edge', 'contract', 'site']) {
+  for (const dir of Object.keys(ROOMS)) {
     for (const f of readdirSync(path.join(ROOT_DIR, dir), { recursive: true, encoding: 'utf8' })) {
       if (!f.endsWith('.ts') || f.split(path.sep).includes('node_modules')) continue;
       for (const m of readFileSync(path.join(ROOT_DIR, dir, f), 'utf8').matchAll(/\bconst\s+([A-Z][A-Z0-9_]+)\s*[=:]/g)) known.add(m[1]!);
@@ -172,6 +174,25 @@ describe('the README and the docs', () => {
     const named = new Set([...npmScripts(commands), ...[...commands.matchAll(/\bnpm (start|test)\b/g)].map((m) => m[1]!)]);
     // pre- scripts are npm's hooks of the commands they name.
     expect(SCRIPTS.filter((s) => !s.startsWith('pre') && !named.has(s))).toEqual([]);
+  });
+});
+
+describe('the map of the rooms', () => {
+  it('opens the contributing page: one row a room, as tests/support/rooms.ts says', () => {
+    const page = readFileSync(path.join(DOCS, 'contributing.md'), 'utf8');
+    const map = /<!-- rooms:[^>]*-->\n([\s\S]*?)\n<!-- \/rooms -->/.exec(page);
+    expect(map?.[1]).toBe(roomsTable());
+    expect(page.indexOf('<!-- rooms:')).toBeLessThan(page.indexOf('\n## ', page.indexOf('## The rooms') + 1));
+  });
+
+  it('opens each room\'s entry file: its first comment says what the room holds and what it may import', () => {
+    const words = (text: string) => text.replace(/\s+/g, ' ').trim();
+    const wrong = Object.entries(ROOMS).filter(([name, room]) => {
+      const lines = readFileSync(path.join(ROOT_DIR, room.entry), 'utf8').split('\n');
+      const comment = lines.slice(0, lines.findIndex((l) => !l.startsWith('//'))).map((l) => l.replace(/^\/\/ ?/, '')).join(' ');
+      return !words(comment).startsWith(words(roomLine(name)));
+    }).map(([name, room]) => `${room.entry} opens without: // ${roomLine(name)}`);
+    expect(wrong).toEqual([]);
   });
 });
 

@@ -1,3 +1,6 @@
+// verify/: the verifier that followers run: a site's answers, nights, witnesses and audits against
+// its log. It imports log-reader/.
+//
 // Checks the Public Stats Service from outside, as anyone can: `node verify.mjs --site URL --state FILE
 // [--policy FILE] [--vkey VKEY] [--receipt FILE] [--strict]` on Node 20 or later with nothing
 // installed. Its source is a folder of small modules that import only Node's own modules and each

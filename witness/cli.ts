@@ -1,3 +1,5 @@
+// witness/: a transparency-log witness that other people run. It imports contract/.
+//
 // `npm run witness -- --key FILE --name NAME --policy FILE --state DIR --listen HOST:PORT`: a
 // transparency log witness (https://c2sp.org/tlog-witness) for the logs of a tlog-policy file
 // (https://c2sp.org/tlog-policy). It cosigns each checkpoint that extends the last one it cosigned

@@ -1,3 +1,6 @@
+// writer/: the writer, which holds the account's secrets: it fetches the figures, stores them,
+// signs the log and asks the witnesses. It imports contract/, config/, db-client/.
+//
 // `npm run writer -- <command>`: the writer job's command line. See `--help`.
 import { isCalendarDate } from '../contract/dates.ts';
 import { loadEnv } from '../config/checkout.ts';

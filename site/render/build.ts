@@ -1,3 +1,6 @@
+// site/: the site's documents and nginx templates, and the renderer that makes them for a
+// deployment. It imports contract/.
+//
 // `node site/render/build.ts <outDir>`: renders the site documents and both hosts' generated nginx
 // locations (under _nginx/, which no location serves) into outDir, from SITE_URL, API_URL, ANON_KEY,
 // LOG_PUBLIC_KEY (LOG_ORIGIN) and POLICY_UPDATED in the environment. docker-compose's site service runs it

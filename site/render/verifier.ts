@@ -27,11 +27,16 @@ const namingSite = (siteUrl: string): Plugin => ({
   },
 });
 
-/** The entry's opening lines of `//` comments: esbuild keeps no plain comment, so they head the bundle as its banner. */
+/**
+ * The entry's opening lines of `//` comments after their first paragraph: esbuild keeps no plain
+ * comment, so they head the bundle as its banner. The first paragraph places the file among the
+ * checkout's folders, which a reader of the served file does not have.
+ */
 function openingComment(source: string): string {
   const lines = source.split('\n');
   const end = lines.findIndex((line) => !line.startsWith('//'));
-  return lines.slice(0, end < 0 ? lines.length : end).join('\n');
+  const comment = lines.slice(0, end < 0 ? lines.length : end);
+  return comment.slice(comment.indexOf('//') + 1).join('\n');
 }
 
 /** The served verifier for the site at `siteUrl`: one JavaScript file of both folders. */
