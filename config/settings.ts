@@ -5,7 +5,7 @@ export type Env = Record<string, string | undefined>;
 
 /**
  * The stack's settings where the environment leaves them unset. .env.example, docker-compose.yml,
- * the README, the docs and the help texts show these values; tests/deploy/config.test.ts holds them to it.
+ * the README, the docs and the help texts show these values; tests/stack/config.test.ts holds them to it.
  */
 export const STACK_DEFAULTS = {
   BIND_HOST: '127.0.0.1',

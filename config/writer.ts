@@ -87,7 +87,7 @@ const PUSD = '0xC011a7E12a19f7B1f670d46F03B03f3342E82DFB';
 
 /**
  * The writer's settings where the environment leaves them unset. .env.example, docker-compose.yml,
- * the README, the docs and the CLI's help show these values; tests/deploy/config.test.ts holds them to it.
+ * the README, the docs and the CLI's help show these values; tests/stack/config.test.ts holds them to it.
  */
 export const WRITER_DEFAULTS = {
   WRITER_INTERVAL_MINUTES: 5,

@@ -48,7 +48,7 @@ function restoreVault(dir: string, file: string): void {
 
 /**
  * The schedule's settings where the environment leaves them unset. .env.example, docker-compose.yml
- * and the usage show these values; tests/deploy/config.test.ts holds them to it.
+ * and the usage show these values; tests/stack/config.test.ts holds them to it.
  */
 export const BACKUP_DEFAULTS = { BACKUP_INTERVAL_HOURS: 24, BACKUP_KEEP: 14 } as const;
 

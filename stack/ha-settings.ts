@@ -12,7 +12,7 @@ import type { HaPlacement } from './ha-placement.ts';
  * 20 s, counted from when its standby's connection is gone; after a crash and restart it may never do
  * so): synchronous replication keeps the old primary from acknowledging anything once its standby has
  * stopped replicating, and the writer signs only entries a returned commit made durable
- * (docs/scale-out.md, section 8; tests/scale-out/partition.test.ts). A longer primary_demote_timeout
+ * (docs/scale-out.md, section 8; tests/stack/scale-out/partition.test.ts). A longer primary_demote_timeout
  * (30 s) made the old primary stop first in every cut measured, at 10-13 s more without writes in every
  * failover, a process kill's included. docker-compose's monitor (scripts/deploy/pg-auto-failover.sh)
  * has the same. https://pg-auto-failover.readthedocs.io/en/v2.0/ref/configuration.html
@@ -29,7 +29,7 @@ export const MONITOR_SETTINGS = {
  * The nodes' own settings. wal_sender_timeout 10 s instead of pg_autoctl's 30 s: a primary's keeper
  * that can reach neither the monitor nor its standby counts its network_partition_timeout (20 s) only
  * from when the standby's replication connection is gone, which a silent network makes the walsender
- * notice only after wal_sender_timeout. Measured here (tests/scale-out/partition.test.ts) with the
+ * notice only after wal_sender_timeout. Measured here (tests/stack/scale-out/partition.test.ts) with the
  * primary's side cut off silently: the old primary stopped 50.7 s after the cut with 30 s, after the
  * standby took writes (42.8 s); 26.8 s after it with 10 s, the promotion unchanged (41.8 s). A standby
  * answers the sender's keepalive requests (sent after half the timeout) at once, so 10 s drops no

@@ -2,7 +2,7 @@
 // There is one source and no second list: what each variable does is the comment right above it in
 // .env.example (a section is its `# --- Title` line and the comment under it), and its default is the
 // value the code applies when the environment leaves it unset (the config modules' tables, the edge's
-// own configuration). tests/docs.test.ts makes the table again and compares; tests/deploy/config.test.ts
+// own configuration). tests/docs.test.ts makes the table again and compares; tests/stack/config.test.ts
 // holds .env.example to the variables the code reads and to these defaults.
 import { readFileSync, writeFileSync } from 'node:fs';
 import path from 'node:path';

@@ -32,7 +32,7 @@ const FIXTURES = JSON.parse(
 export const ANVIL_MNEMONIC = 'test test test test test test test test test test test junk';
 const ACCOUNT_COUNT = 10;
 
-/** The typed ABIs of the fixture contracts (tests/chain/fixtures.test.ts checks them against solc's). */
+/** The typed ABIs of the fixture contracts (tests/audit/chain-fixtures.test.ts checks them against solc's). */
 export const testUsdAbi = parseAbi([
   'event Approval(address indexed owner, address indexed spender, uint256 value)',
   'event Transfer(address indexed from, address indexed to, uint256 value)',

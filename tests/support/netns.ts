@@ -1,4 +1,4 @@
-// Real network partitions on one machine (tests/scale-out/partition*.test.ts): Linux network
+// Real network partitions on one machine (tests/stack/scale-out/partition*.test.ts): Linux network
 // namespaces joined by veth pairs to bridges that live in a namespace of their own (the "switch"), so
 // the machine's own namespace gets no interface, route, address, sysctl or firewall rule, and no
 // packet of a test leaves the namespaces it made. Addresses come from 198.18.0.0/15, the range RFC

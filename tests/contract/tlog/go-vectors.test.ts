@@ -4,13 +4,13 @@
 import path from 'node:path';
 import { tmpdir } from 'node:os';
 import { beforeAll, describe, expect, it } from 'vitest';
-import { base64, noteVerifierKey } from '../../contract/log-key.ts';
-import { parseNote, verifyNoteSignature, parseCheckpoint } from '../../contract/tlog/cosignature.ts';
-import { verifyConsistency, verifyInclusion } from '../../contract/tlog/consistency.ts';
-import { buildTree, leafHash } from '../../contract/tlog/merkle.ts';
-import { decodeBase64, parseVerifierKey } from '../../contract/tlog/vkey.ts';
-import { ROOT_DIR } from '../../config/checkout.ts';
-import { run } from '../support/witness.ts';
+import { base64, noteVerifierKey } from '../../../contract/log-key.ts';
+import { parseNote, verifyNoteSignature, parseCheckpoint } from '../../../contract/tlog/cosignature.ts';
+import { verifyConsistency, verifyInclusion } from '../../../contract/tlog/consistency.ts';
+import { buildTree, leafHash } from '../../../contract/tlog/merkle.ts';
+import { decodeBase64, parseVerifierKey } from '../../../contract/tlog/vkey.ts';
+import { ROOT_DIR } from '../../../config/checkout.ts';
+import { run } from '../../support/witness.ts';
 
 const N = 40;
 interface Vectors {

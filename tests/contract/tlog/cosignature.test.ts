@@ -1,10 +1,10 @@
 // Signed notes, checkpoints and cosignature/v1: what is signed is exactly the spec's message, and a
 // line from another key, for another body or with a changed timestamp never verifies.
 import { describe, expect, it } from 'vitest';
-import { base64 } from '../../contract/log-key.ts';
-import { cosign, cosignatureMessage, parseCheckpoint, parseNote, verifyCosignature, verifyNoteSignature } from '../../contract/tlog/cosignature.ts';
-import { checkpointBody, signNote } from '../../contract/tlog/note.ts';
-import { decodeBase64 } from '../../contract/tlog/vkey.ts';
+import { base64 } from '../../../contract/log-key.ts';
+import { cosign, cosignatureMessage, parseCheckpoint, parseNote, verifyCosignature, verifyNoteSignature } from '../../../contract/tlog/cosignature.ts';
+import { checkpointBody, signNote } from '../../../contract/tlog/note.ts';
+import { decodeBase64 } from '../../../contract/tlog/vkey.ts';
 
 async function keyPair() {
   const pair = (await crypto.subtle.generateKey('Ed25519', true, ['sign', 'verify'])) as CryptoKeyPair;

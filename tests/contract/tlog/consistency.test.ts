@@ -1,8 +1,8 @@
 // Consistency and inclusion proofs made by contract/tlog/merkle.ts are accepted by the RFC 9162
 // checks for every pair of sizes, and any change to a proof, a root or a size is refused.
 import { describe, expect, it } from 'vitest';
-import { verifyConsistency, verifyInclusion } from '../../contract/tlog/consistency.ts';
-import { buildTree, leafHash } from '../../contract/tlog/merkle.ts';
+import { verifyConsistency, verifyInclusion } from '../../../contract/tlog/consistency.ts';
+import { buildTree, leafHash } from '../../../contract/tlog/merkle.ts';
 
 const N = 33;
 const entries = Array.from({ length: N }, (_, i) => new TextEncoder().encode(`entry ${i}`));

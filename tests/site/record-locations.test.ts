@@ -9,12 +9,12 @@ import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { describe, expect, inject, it } from 'vitest';
-import { API_PATHS, CACHED_RECORDS, EDGE_PATHS, recordName, type CachedRecord } from '../contract/paths.ts';
-import { configFromEnv } from '../config/config.ts';
-import { completeSecrets } from '../stack/secrets.ts';
-import { findBrotliModules, renderNginx } from '../stack/nginx-config.ts';
-import { findNginx } from '../stack/nginx.ts';
-import { apiLocations, LOCATION_FILES, siteLocations } from '../site/render/locations.ts';
+import { API_PATHS, CACHED_RECORDS, EDGE_PATHS, recordName, type CachedRecord } from '../../contract/paths.ts';
+import { configFromEnv } from '../../config/config.ts';
+import { completeSecrets } from '../../stack/secrets.ts';
+import { findBrotliModules, renderNginx } from '../../stack/nginx-config.ts';
+import { findNginx } from '../../stack/nginx.ts';
+import { apiLocations, LOCATION_FILES, siteLocations } from '../../site/render/locations.ts';
 
 const { apiUrl, siteUrl, anonKey } = inject('stack');
 

@@ -1,8 +1,8 @@
 // Verifier keys: both signature types read back what they were made from, and every malformed or
 // mismatched key is refused with a reason.
 import { describe, expect, it } from 'vitest';
-import { base64, noteVerifierKey } from '../../contract/log-key.ts';
-import { COSIGNATURE_V1, ED25519_NOTE, cosignerVerifierKey, decodeBase64, keyId, parseVerifierKey } from '../../contract/tlog/vkey.ts';
+import { base64, noteVerifierKey } from '../../../contract/log-key.ts';
+import { COSIGNATURE_V1, ED25519_NOTE, cosignerVerifierKey, decodeBase64, keyId, parseVerifierKey } from '../../../contract/tlog/vkey.ts';
 
 const publicKey = Uint8Array.from({ length: 32 }, (_, i) => i);
 

@@ -1,8 +1,8 @@
 // The record contract (contract/records.ts) and the SQL that produces the records name the same fields:
 // a field added or renamed on one side only fails here.
 import { describe, expect, inject, it } from 'vitest';
-import { CapitalSchema, DailyPayoutSchema, HealthDataSchema, HealthRecordSchema, ReturnsSchema, StatsRecordSchema, WriterLivenessSchema } from '../contract/records.ts';
-import { withClient } from './support/db.ts';
+import { CapitalSchema, DailyPayoutSchema, HealthDataSchema, HealthRecordSchema, ReturnsSchema, StatsRecordSchema, WriterLivenessSchema } from '../../contract/records.ts';
+import { withClient } from '../support/db.ts';
 
 const { adminUrl } = inject('stack');
 const keys = (value: object) => Object.keys(value).sort();
@@ -30,7 +30,7 @@ describe('the record contract', () => {
     expect(keys(stats.capital)).toEqual(shape(CapitalSchema));
     expect(keys(stats.returns)).toEqual(shape(ReturnsSchema));
     expect(keys(health)).toEqual(shape(HealthRecordSchema));
-    // data.tls is the gateway's, added only over HTTPS (tests/deploy/tls.test.ts reads it there).
+    // data.tls is the gateway's, added only over HTTPS (tests/stack/tls.test.ts reads it there).
     expect(keys(health.data)).toEqual(shape(HealthDataSchema).filter((key) => key !== 'tls'));
     expect(keys(health.writer)).toEqual(shape(WriterLivenessSchema));
     expect(StatsRecordSchema.safeParse(stats).success).toBe(true);

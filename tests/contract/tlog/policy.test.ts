@@ -5,12 +5,12 @@ import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { describe, expect, it } from 'vitest';
-import { noteVerifierKey } from '../../contract/log-key.ts';
-import { logKeys, parsePolicy, quorumMet } from '../../contract/tlog/policy.ts';
-import { cosignerVerifierKey } from '../../contract/tlog/vkey.ts';
-import type { LogSigner } from '../../writer/log-signer.ts';
-import type { Logger } from '../../writer/log.ts';
-import { Witnessing } from '../../writer/witnessing.ts';
+import { noteVerifierKey } from '../../../contract/log-key.ts';
+import { logKeys, parsePolicy, quorumMet } from '../../../contract/tlog/policy.ts';
+import { cosignerVerifierKey } from '../../../contract/tlog/vkey.ts';
+import type { LogSigner } from '../../../writer/log-signer.ts';
+import type { Logger } from '../../../writer/log.ts';
+import { Witnessing } from '../../../writer/witnessing.ts';
 
 const key = (seed: number) => Uint8Array.from({ length: 32 }, (_, i) => (seed * 31 + i) & 0xff);
 const witness = (name: string, seed: number) => cosignerVerifierKey(`${name}.example`, key(seed));

@@ -6,10 +6,10 @@ import { mkdtempSync, readdirSync, readFileSync, rmSync, chmodSync } from 'node:
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { ROOT_DIR } from '../config/checkout.ts';
-import { freePort } from '../stack/processes.ts';
-import type { SupervisedPart } from '../stack/supervisor.ts';
-import { startTestStack, type TestStack } from './support/stack.ts';
+import { ROOT_DIR } from '../../config/checkout.ts';
+import { freePort } from '../../stack/processes.ts';
+import type { SupervisedPart } from '../../stack/supervisor.ts';
+import { startTestStack, type TestStack } from '../support/stack.ts';
 
 /** Live (not zombie) processes whose process group is `pgid`. */
 function groupMembers(pgid: number): number[] {

@@ -4,9 +4,9 @@ import { spawn } from 'node:child_process';
 import { existsSync, rmSync } from 'node:fs';
 import path from 'node:path';
 import { describe, expect, it } from 'vitest';
-import { defaultDataDir } from '../config/checkout.ts';
-import { freePort } from '../stack/processes.ts';
-import { copyCheckout } from './support/checkout.ts';
+import { defaultDataDir } from '../../config/checkout.ts';
+import { freePort } from '../../stack/processes.ts';
+import { copyCheckout } from '../support/checkout.ts';
 
 const isRoot = process.getuid?.() === 0;
 

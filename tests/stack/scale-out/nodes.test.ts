@@ -4,13 +4,13 @@
 // and validators from either node, and each node's signature verifies for the public URL; after a
 // write, both move to the new record.
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { addDays, todayUtc } from '../../contract/dates.ts';
-import { API_PATHS } from '../../contract/paths.ts';
-import { waitUntil } from '../../stack/processes.ts';
-import { CACHED_PATHS, CODINGS, expectSameAnswers } from '../support/nodes.ts';
-import { rawGet } from '../support/signatures.ts';
-import { startTestNode, startTestStack, type TestNode, type TestStack } from '../support/stack.ts';
-import { cliEnv, runCli } from '../support/writer.ts';
+import { addDays, todayUtc } from '../../../contract/dates.ts';
+import { API_PATHS } from '../../../contract/paths.ts';
+import { waitUntil } from '../../../stack/processes.ts';
+import { CACHED_PATHS, CODINGS, expectSameAnswers } from '../../support/nodes.ts';
+import { rawGet } from '../../support/signatures.ts';
+import { startTestNode, startTestStack, type TestNode, type TestStack } from '../../support/stack.ts';
+import { cliEnv, runCli } from '../../support/writer.ts';
 
 let stack: TestStack;
 let second: TestNode;

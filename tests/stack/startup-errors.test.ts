@@ -6,11 +6,11 @@ import net from 'node:net';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { afterEach, describe, expect, inject, it } from 'vitest';
-import { migrate } from '../stack/migrations.ts';
-import { ROOT_DIR } from '../config/checkout.ts';
-import { freePort, startChild, waitUntil } from '../stack/processes.ts';
-import { withClient } from './support/db.ts';
-import { startTestStack } from './support/stack.ts';
+import { migrate } from '../../stack/migrations.ts';
+import { ROOT_DIR } from '../../config/checkout.ts';
+import { freePort, startChild, waitUntil } from '../../stack/processes.ts';
+import { withClient } from '../support/db.ts';
+import { startTestStack } from '../support/stack.ts';
 
 const cleanups: (() => void | Promise<void>)[] = [];
 

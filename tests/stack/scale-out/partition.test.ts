@@ -9,10 +9,10 @@
 import { mkdirSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { ROOT_DIR } from '../../config/checkout.ts';
-import { networkSupport } from '../support/netns.ts';
-import { PartitionCluster, until } from '../support/partition-cluster.ts';
-import { roles, runScenario, type Roles, type ScenarioReport, type ScenarioSpec } from '../support/partition-scenario.ts';
+import { ROOT_DIR } from '../../../config/checkout.ts';
+import { networkSupport } from '../../support/netns.ts';
+import { PartitionCluster, until } from '../../support/partition-cluster.ts';
+import { roles, runScenario, type Roles, type ScenarioReport, type ScenarioSpec } from '../../support/partition-scenario.ts';
 
 let cluster: PartitionCluster;
 const reports: ScenarioReport[] = [];

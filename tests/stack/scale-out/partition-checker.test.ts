@@ -2,9 +2,9 @@
 // passes a clean history and names what is wrong in a lost, forked, overlapping, unavailable or
 // shrinking one, so a partition scenario that passes does so because its history is clean.
 import { describe, expect, it } from 'vitest';
-import { forks, lostWrites, overlaps, shrank, unavailable, type FinalState } from '../support/partition-checker.ts';
-import { emptyHistory, Recorder, since, type History } from '../support/partition-history.ts';
-import type { ReaderEvent } from '../support/partition-agent.ts';
+import { forks, lostWrites, overlaps, shrank, unavailable, type FinalState } from '../../support/partition-checker.ts';
+import { emptyHistory, Recorder, since, type History } from '../../support/partition-history.ts';
+import type { ReaderEvent } from '../../support/partition-agent.ts';
 
 const T = Date.parse('2026-11-28T00:00:00Z');
 const iso = (ms: number) => new Date(T + ms).toISOString();

@@ -1,6 +1,6 @@
 // docker-compose.yml, checked by reading it (no Docker engine runs here) and by rendering its
 // gateway's templates the way the nginx image does, then asking nginx whether it accepts them. The
-// replica profile's entrypoint (scripts/deploy/replica.sh) runs for real in tests/scale-out/replica.test.ts.
+// replica profile's entrypoint (scripts/deploy/replica.sh) runs for real in tests/stack/scale-out/replica.test.ts.
 import { execFileSync } from 'node:child_process';
 import { cpSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';

@@ -9,9 +9,9 @@ import path from 'node:path';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { promisify } from 'node:util';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { ROOT_DIR } from '../../config/checkout.ts';
-import { procStat } from '../../stack/processes.ts';
-import { Network, networkSupport, reapNetworks } from '../support/netns.ts';
+import { ROOT_DIR } from '../../../config/checkout.ts';
+import { procStat } from '../../../stack/processes.ts';
+import { Network, networkSupport, reapNetworks } from '../../support/netns.ts';
 
 const exec = promisify(execFile);
 const PREFIX = 'pstn-';
