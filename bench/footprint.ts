@@ -159,3 +159,24 @@ export async function measureFootprint(progress: (line: string) => void): Promis
     await stack.stop();
   }
 }
+
+/** The footprint section: prints each process's PSS and RSS and the sums, idle and after load; returns the targets missed. */
+export async function footprintSection(): Promise<{ report: FootprintReport; missed: string[] }> {
+  console.log(`Memory of the whole stack as \`npm start\` runs it (every process, npm's own included; MB = 10^6 bytes): ${FOOTPRINT_TARGET.idleSeconds} s after start, then after ${FOOTPRINT_TARGET.requests.toLocaleString()} mixed requests (cached records on both hosts, history, MCP, the page).`);
+  const report = await measureFootprint((line) => console.log(line));
+  const { idle, loaded } = report;
+  console.log('| process | idle PSS MB | idle RSS MB | loaded PSS MB | loaded RSS MB |');
+  console.log('|---|---|---|---|---|');
+  const after = new Map(loaded.processes.map((p) => [p.pid, p]));
+  for (const p of idle.processes) {
+    const l = after.get(p.pid);
+    console.log(`| ${p.name} (${p.pid}) | ${p.pss_mb.toFixed(1)} | ${p.rss_mb.toFixed(1)} | ${l?.pss_mb.toFixed(1) ?? 'gone'} | ${l?.rss_mb.toFixed(1) ?? 'gone'} |`);
+  }
+  for (const l of loaded.processes) if (!idle.processes.some((p) => p.pid === l.pid)) console.log(`| ${l.name} (${l.pid}, new) | | | ${l.pss_mb.toFixed(1)} | ${l.rss_mb.toFixed(1)} |`);
+  console.log(`| **sum** | **${idle.pss_mb.toFixed(1)}** | ${idle.rss_mb.toFixed(1)} | **${loaded.pss_mb.toFixed(1)}** | ${loaded.rss_mb.toFixed(1)} |`);
+  const missed: string[] = [];
+  if (idle.pss_mb > FOOTPRINT_TARGET.idlePssMb) missed.push(`idle stack ${idle.pss_mb.toFixed(1)} MB PSS (target ≤ ${FOOTPRINT_TARGET.idlePssMb} MB)`);
+  if (report.growth > FOOTPRINT_TARGET.growth) missed.push(`stack PSS grew ${(report.growth * 100).toFixed(1)} % under ${FOOTPRINT_TARGET.requests.toLocaleString()} requests (target ≤ ${FOOTPRINT_TARGET.growth * 100} %)`);
+  console.log(`Idle ${idle.pss_mb.toFixed(1)} MB PSS (target ≤ ${FOOTPRINT_TARGET.idlePssMb}); after load ${loaded.pss_mb.toFixed(1)} MB (${(report.growth * 100).toFixed(1)} %, target ≤ ${FOOTPRINT_TARGET.growth * 100} %).\n`);
+  return { report, missed };
+}

@@ -13,45 +13,17 @@ import { execFileSync, spawnSync } from 'node:child_process';
 import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
-import { parseArgs } from 'node:util';
 import { startTestStack } from '../stack/ephemeral.ts';
 import { buildRuntime } from '../stack/runtime-build.ts';
 import { prepareNginx, startNginx } from '../stack/nginx.ts';
 import { freePort, type Child } from '../stack/processes.ts';
-import { footprint, FOOTPRINT_TARGET, measureFootprint, type FootprintReport } from './footprint.ts';
+import { footprint, footprintSection } from './footprint.ts';
+import { DURATION_S, FOOTPRINT_ONLY, JSON_FILE, ROUNDS, WRITE_DOCS } from './options.ts';
 import { median, writeDocsTable, type Row } from './report.ts';
 import { fillAccruals, fillNights, HISTORY_NIGHTS, sqlTimings } from './sql.ts';
 import { rawAnswer, startTwins } from './twins.ts';
 import { CONNECTIONS, everyPathInTurn, wrk, type Path, type Run } from './wrk.ts';
 
-const DURATION_S = Number(process.env.BENCH_SECONDS || 8);
-const ROUNDS = Number(process.env.BENCH_ROUNDS || 3);
-const USAGE = `Usage: npm run bench -- [--footprint] [--json FILE] [--docs]
-  (no option)   every public path against its reference, the cached paths' tails, the edge's and the
-                whole stack's memory, and the SQL functions' timings, on loopback; each path for
-                BENCH_ROUNDS rounds (default 3) of BENCH_SECONDS seconds (default 8) of wrk
-  --footprint   the whole stack's memory alone
-  --json FILE   also write the report as JSON, to compare runs
-  --docs        also rewrite the table of docs/scale-out.md from this run
-  --help        print this help and measure nothing`;
-let options;
-try {
-  options = parseArgs({ options: { json: { type: 'string' }, docs: { type: 'boolean' }, footprint: { type: 'boolean' }, help: { type: 'boolean' } }, strict: true, allowPositionals: false }).values;
-} catch (error) {
-  // A mistyped option must not start minutes of measuring.
-  console.error(`${(error as Error).message}\n\n${USAGE}`);
-  process.exit(2);
-}
-if (options.help) {
-  console.log(USAGE);
-  process.exit(0);
-}
-/** `npm run bench -- --json FILE` also writes the report as JSON, to compare runs. */
-const JSON_FILE = options.json;
-/** `npm run bench -- --docs` also rewrites the table of docs/scale-out.md from this run. */
-const WRITE_DOCS = options.docs ?? false;
-/** `npm run bench -- --footprint` measures the stack's memory alone. */
-const FOOTPRINT_ONLY = options.footprint ?? false;
 /** The tail every cached path must keep in every window: after start, in the rounds, across an expiry. */
 const CACHED_P99_MS = 10;
 /** MCP calls after which the edge's resident memory is read, and the growth allowed between them. */
@@ -79,27 +51,6 @@ async function mcpCalls(url: string, count: number): Promise<void> {
       await res.arrayBuffer();
     }
   }));
-}
-
-/** The footprint section: prints each process's PSS and RSS and the sums, idle and after load; returns the targets missed. */
-async function footprintSection(): Promise<{ report: FootprintReport; missed: string[] }> {
-  console.log(`Memory of the whole stack as \`npm start\` runs it (every process, npm's own included; MB = 10^6 bytes): ${FOOTPRINT_TARGET.idleSeconds} s after start, then after ${FOOTPRINT_TARGET.requests.toLocaleString()} mixed requests (cached records on both hosts, history, MCP, the page).`);
-  const report = await measureFootprint((line) => console.log(line));
-  const { idle, loaded } = report;
-  console.log('| process | idle PSS MB | idle RSS MB | loaded PSS MB | loaded RSS MB |');
-  console.log('|---|---|---|---|---|');
-  const after = new Map(loaded.processes.map((p) => [p.pid, p]));
-  for (const p of idle.processes) {
-    const l = after.get(p.pid);
-    console.log(`| ${p.name} (${p.pid}) | ${p.pss_mb.toFixed(1)} | ${p.rss_mb.toFixed(1)} | ${l?.pss_mb.toFixed(1) ?? 'gone'} | ${l?.rss_mb.toFixed(1) ?? 'gone'} |`);
-  }
-  for (const l of loaded.processes) if (!idle.processes.some((p) => p.pid === l.pid)) console.log(`| ${l.name} (${l.pid}, new) | | | ${l.pss_mb.toFixed(1)} | ${l.rss_mb.toFixed(1)} |`);
-  console.log(`| **sum** | **${idle.pss_mb.toFixed(1)}** | ${idle.rss_mb.toFixed(1)} | **${loaded.pss_mb.toFixed(1)}** | ${loaded.rss_mb.toFixed(1)} |`);
-  const missed: string[] = [];
-  if (idle.pss_mb > FOOTPRINT_TARGET.idlePssMb) missed.push(`idle stack ${idle.pss_mb.toFixed(1)} MB PSS (target ≤ ${FOOTPRINT_TARGET.idlePssMb} MB)`);
-  if (report.growth > FOOTPRINT_TARGET.growth) missed.push(`stack PSS grew ${(report.growth * 100).toFixed(1)} % under ${FOOTPRINT_TARGET.requests.toLocaleString()} requests (target ≤ ${FOOTPRINT_TARGET.growth * 100} %)`);
-  console.log(`Idle ${idle.pss_mb.toFixed(1)} MB PSS (target ≤ ${FOOTPRINT_TARGET.idlePssMb}); after load ${loaded.pss_mb.toFixed(1)} MB (${(report.growth * 100).toFixed(1)} %, target ≤ ${FOOTPRINT_TARGET.growth * 100} %).\n`);
-  return { report, missed };
 }
 
 async function main() {
