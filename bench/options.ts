@@ -1,6 +1,6 @@
 // The benchmark's command line: `npm run bench -- [--footprint] [--json FILE] [--docs]`, read strictly,
 // since a mistyped option must not start minutes of measuring; and how long each path is measured.
-import { parseArgs } from 'node:util';
+import { readCommandLine } from '../config/command-line.ts';
 
 export const DURATION_S = Number(process.env.BENCH_SECONDS || 8);
 export const ROUNDS = Number(process.env.BENCH_ROUNDS || 3);
@@ -12,18 +12,7 @@ const USAGE = `Usage: npm run bench -- [--footprint] [--json FILE] [--docs]
   --json FILE   also write the report as JSON, to compare runs
   --docs        also rewrite the table of docs/scale-out.md from this run
   --help        print this help and measure nothing`;
-let options;
-try {
-  options = parseArgs({ options: { json: { type: 'string' }, docs: { type: 'boolean' }, footprint: { type: 'boolean' }, help: { type: 'boolean' } }, strict: true, allowPositionals: false }).values;
-} catch (error) {
-  // A mistyped option must not start minutes of measuring.
-  console.error(`${(error as Error).message}\n\n${USAGE}`);
-  process.exit(2);
-}
-if (options.help) {
-  console.log(USAGE);
-  process.exit(0);
-}
+const options = readCommandLine(USAGE, { options: { json: { type: 'string' }, docs: { type: 'boolean' }, footprint: { type: 'boolean' } }, allowPositionals: false }).values;
 /** `npm run bench -- --json FILE` also writes the report as JSON, to compare runs. */
 export const JSON_FILE = options.json;
 /** `npm run bench -- --docs` also rewrites the table of docs/scale-out.md from this run. */

@@ -3,24 +3,14 @@
 //
 // `npm run build:runtime` (and before every `npm start`): bundles the stack's long-running Node programs
 // into .build/ (stack/runtime-build.ts says why).
-import { parseArgs } from 'node:util';
+import { readCommandLine } from '../config/command-line.ts';
 import { buildRuntime, BUILD_DIR } from '../stack/runtime-build.ts';
 
 const USAGE = `Usage: npm run build:runtime
 Bundles the stack's long-running programs (the supervisor with its writer, and the edge server) afresh
 into .build/, as npm start does before it starts them.
   --help   print this help and bundle nothing`;
-let help;
-try {
-  help = parseArgs({ options: { help: { type: 'boolean' } }, strict: true, allowPositionals: false }).values.help;
-} catch (error) {
-  console.error(`${(error as Error).message}\n\n${USAGE}`);
-  process.exit(2);
-}
-if (help) {
-  console.log(USAGE);
-  process.exit(0);
-}
+readCommandLine(USAGE, { options: {}, allowPositionals: false });
 try {
   await buildRuntime();
 } catch (error) {

@@ -2,7 +2,7 @@
 // for a deployment (e.g. into the nginx image's document root) from the same configuration
 // `npm start` reads.
 import path from 'node:path';
-import { parseArgs } from 'node:util';
+import { readCommandLine } from '../config/command-line.ts';
 import { loadEnv } from '../config/checkout.ts';
 import { configFromEnv } from '../config/config.ts';
 import { renderSite } from '../stack/site.ts';
@@ -11,17 +11,7 @@ const USAGE = `Usage: npm run build:site -- <outDir>
 Writes the site's documents and the gateway's generated nginx locations into <outDir>, from the
 configuration npm start reads (.env and the environment, which must hold ANON_KEY and HTTP_SIG_PUBLIC_KEY).
   --help   print this help and write nothing`;
-let args;
-try {
-  args = parseArgs({ options: { help: { type: 'boolean' } }, strict: true, allowPositionals: true });
-} catch (error) {
-  console.error(`${(error as Error).message}\n\n${USAGE}`);
-  process.exit(2);
-}
-if (args.values.help) {
-  console.log(USAGE);
-  process.exit(0);
-}
+const args = readCommandLine(USAGE, { options: {}, allowPositionals: true });
 const [outDir, ...extra] = args.positionals;
 if (!outDir || extra.length) {
   console.error(USAGE);

@@ -5,7 +5,7 @@
 // Review the file before committing it: migra writes what it sees, and a rename looks like a drop and a create.
 import { writeFileSync } from 'node:fs';
 import path from 'node:path';
-import { parseArgs } from 'node:util';
+import { readCommandLine } from '../config/command-line.ts';
 import { adminDatabaseUrl } from '../config/database-urls.ts';
 import { MIGRATIONS_DIR } from '../stack/migrations.ts';
 import { schemaDifference } from '../stack/schema-diff.ts';
@@ -15,17 +15,7 @@ Writes supabase/migrations/<UTC stamp>_<name>.sql: what turns the schema of the 
 the declared one of sql/, as migra computes it on scratch databases of the server of npm start (or
 DATABASE_URL). <name> says what the migration does: lower case, digits and underscores.
   --help   print this help and do nothing else`;
-let args;
-try {
-  args = parseArgs({ options: { help: { type: 'boolean' } }, strict: true, allowPositionals: true });
-} catch (error) {
-  console.error(`${(error as Error).message}\n\n${USAGE}`);
-  process.exit(2);
-}
-if (args.values.help) {
-  console.log(USAGE);
-  process.exit(0);
-}
+const args = readCommandLine(USAGE, { options: {}, allowPositionals: true });
 const [name, ...extra] = args.positionals;
 if (!name || !/^[a-z0-9_]+$/.test(name) || extra.length) {
   console.error(USAGE);

@@ -6,7 +6,7 @@ import { execFileSync } from 'node:child_process';
 import { existsSync, mkdirSync, readdirSync, readFileSync, renameSync, rmSync, statSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
-import { parseArgs } from 'node:util';
+import { readCommandLine } from '../config/command-line.ts';
 import { NIGHTS, WALLETS } from '../contract/audit/transfer-vault.ts';
 import { DATA_TABLES, DERIVED_TABLES } from '../contract/tables.ts';
 import { loadEnv } from '../config/checkout.ts';
@@ -144,17 +144,7 @@ export const USAGE = `Usage: npm run backup -- <command>
 The database is DATABASE_URL, else the embedded one of \`npm start\`.`;
 
 if (import.meta.url === `file://${process.argv[1]}`) {
-  let args;
-  try {
-    args = parseArgs({ options: { 'database-url': { type: 'string' }, help: { type: 'boolean' } }, strict: true, allowPositionals: true });
-  } catch (error) {
-    console.error(`${(error as Error).message}\n\n${USAGE}`);
-    process.exit(2);
-  }
-  if (args.values.help) {
-    console.log(USAGE);
-    process.exit(0);
-  }
+  const args = readCommandLine(USAGE, { options: { 'database-url': { type: 'string' } }, allowPositionals: true });
   const [command, target, ...extra] = args.positionals;
   // The usage is judged before the database is looked for: a mistyped command is told so, whatever is configured.
   if (!(command === 'dump' || command === 'restore' || command === 'schedule') || !target || extra.length) {

@@ -2,7 +2,7 @@
 // configuration `npm start` reads (.env and the environment). `renew` renews when due (with
 // `--force`, now) through the same ACME client and directories as the running stack, then has the
 // running nginx load the new certificate gracefully; `status` says what is served and when it renews.
-import { parseArgs } from 'node:util';
+import { readCommandLine } from '../config/command-line.ts';
 import { loadEnv } from '../config/checkout.ts';
 import { configFromEnv } from '../config/config.ts';
 import { assertServableOrigins } from '../config/origins.ts';
@@ -17,17 +17,7 @@ const USAGE = `Usage: npm run tls -- renew [--force] | status
   --help          print this help and do nothing else
 Reads .env and the environment as npm start does; HTTPS is on when SITE_URL and API_URL are both https://.`;
 
-let args;
-try {
-  args = parseArgs({ options: { force: { type: 'boolean' }, help: { type: 'boolean' } }, strict: true, allowPositionals: true });
-} catch (error) {
-  console.error(`${(error as Error).message}\n\n${USAGE}`);
-  process.exit(2);
-}
-if (args.values.help) {
-  console.log(USAGE);
-  process.exit(0);
-}
+const args = readCommandLine(USAGE, { options: { force: { type: 'boolean' } }, allowPositionals: true });
 const [command, ...extra] = args.positionals;
 const force = args.values.force ?? false;
 if (command !== 'renew' && command !== 'status' || extra.length || (command === 'status' && force)) {

@@ -6,11 +6,11 @@
 // holds .env.example to the variables the code reads and to these defaults.
 import { readFileSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
-import { parseArgs } from 'node:util';
 import { edgeConfigFromEnv } from '../../edge/config.ts';
 import { DEFAULT_POLICY_UPDATED } from '../../site/render/render.ts';
 import { BACKUP_DEFAULTS } from '../../stack/backup.ts';
 import { ROOT_DIR } from '../../config/checkout.ts';
+import { readCommandLine } from '../../config/command-line.ts';
 import { configFromEnv } from '../../config/config.ts';
 import { STACK_DEFAULTS } from '../../config/settings.ts';
 import { WRITER_DEFAULTS } from '../../config/writer.ts';
@@ -126,17 +126,7 @@ if (import.meta.url === `file://${process.argv[1]}`) {
   const usage = `Usage: npm run docs:config
 Rewrites the table of ${path.relative(ROOT_DIR, CONFIGURATION_PAGE)} from .env.example and the code's defaults.
   --help   print this help and write nothing`;
-  let help;
-  try {
-    help = parseArgs({ options: { help: { type: 'boolean' } }, strict: true, allowPositionals: false }).values.help;
-  } catch (error) {
-    console.error(`${(error as Error).message}\n\n${usage}`);
-    process.exit(2);
-  }
-  if (help) {
-    console.log(usage);
-    process.exit(0);
-  }
+  readCommandLine(usage, { options: {}, allowPositionals: false });
   try {
     const page = configurationPage();
     writeFileSync(CONFIGURATION_PAGE, page);

@@ -4,9 +4,9 @@
 // first. Run it again whenever the page changes, and commit the picture.
 import { writeFileSync } from 'node:fs';
 import path from 'node:path';
-import { parseArgs } from 'node:util';
 import { chromium } from 'playwright-core';
 import { ROOT_DIR } from '../../config/checkout.ts';
+import { readCommandLine } from '../../config/command-line.ts';
 import { startTestStack } from '../../stack/ephemeral.ts';
 
 const SCREENSHOT = path.join(ROOT_DIR, 'docs', 'images', 'page.png');
@@ -17,17 +17,7 @@ const USAGE = `Usage: npm run docs:screenshot
 Starts a private stack with the demo history, opens its page in Chromium (/usr/bin/chromium), headless,
 and writes what a reader sees first to ${path.relative(ROOT_DIR, SCREENSHOT)} (${VIEWPORT.width}×${VIEWPORT.height}).
   --help   print this help and start nothing`;
-let help;
-try {
-  help = parseArgs({ options: { help: { type: 'boolean' } }, strict: true, allowPositionals: false }).values.help;
-} catch (error) {
-  console.error(`${(error as Error).message}\n\n${USAGE}`);
-  process.exit(2);
-}
-if (help) {
-  console.log(USAGE);
-  process.exit(0);
-}
+readCommandLine(USAGE, { options: {}, allowPositionals: false });
 
 const stack = await startTestStack({ seedDemo: true });
 try {
