@@ -1,17 +1,13 @@
-// The .well-known documents, robots.txt, sitemap.xml, llms.txt and auth.md on the running site
-// host, checked against the standards (RFC 9727/9264, 9728, 8414, 7638/8037, the agent-skills
-// v0.2.0 draft, the llms.txt proposal, RFC 9309) and the facts the service states. The
-// expected URLs are written here from the spec, not read from the documents under test.
+// Every discovery document's HTTP on the running hosts (media type, HEAD, CORS, validators, caching),
+// and the .well-known API catalog (RFC 9727/9264), MCP server card, agent-skills index (v0.2.0 draft)
+// and signatures directory (RFC 7638/8037), against the standards and the facts the service states.
 import { createHash } from 'node:crypto';
 import { calculateJwkThumbprint } from 'jose';
 import { verifySignature, webcrypto } from 'http-message-sig';
 import { describe, expect, inject, it } from 'vitest';
 import { API_HOST_DOCUMENTS, STATIC_DOCUMENTS } from '../../contract/documents.ts';
 import { essence, get, getJson } from '../support/discovery.ts';
-
-const site = () => inject('stack').siteUrl;
-const api = () => inject('stack').apiUrl;
-const isAbsoluteUrl = (value: unknown) => typeof value === 'string' && /^https?:\/\/[^\s#]+$/.test(value);
+import { api, isAbsoluteUrl, site } from '../support/hosts.ts';
 
 describe('every document: media type, GET and HEAD, CORS, validators, caching', () => {
   for (const doc of [...STATIC_DOCUMENTS, ...API_HOST_DOCUMENTS]) {
@@ -96,78 +92,6 @@ describe('API catalog (RFC 9727, RFC 9264 §4.2)', () => {
       const match = /<([^>]+)>\s*;\s*rel="?api-catalog"?/.exec(link);
       expect(match, method).not.toBeNull();
       expect(new URL(match![1]!, `${site()}/.well-known/api-catalog`).href).toBe(`${site()}/.well-known/api-catalog`);
-    }
-  });
-});
-
-describe('protected-resource metadata (RFC 9728)', () => {
-  it('site host: resource is exactly {base_url}; a bearer key in the header; policy and docs linked', async () => {
-    const { body } = await getJson(`${site()}/.well-known/oauth-protected-resource`);
-    expect(body.resource).toBe(site());
-    expect(body.resource).not.toMatch(/\/$/);
-    expect(body.bearer_methods_supported).toEqual(['header']);
-    expect(body.resource_policy_uri).toBe(`${site()}/auth.md`);
-    expect(body.resource_documentation).toBe(`${site()}/api-docs`);
-    // Zero-element arrays must be omitted (§2); there is no OAuth flow for agents.
-    for (const [key, value] of Object.entries(body)) if (Array.isArray(value)) expect(value.length, key).toBeGreaterThan(0);
-    expect(body.authorization_servers).toBeUndefined();
-  });
-
-  it('API host: resource is exactly {api_url}, the document its 401 challenge points to', async () => {
-    const denied = await get(`${api()}/rest/v1/rpc/landing_stats`);
-    expect(denied.status).toBe(401);
-    const metadataUrl = /resource_metadata="([^"]+)"/.exec(denied.headers.get('www-authenticate') ?? '')?.[1];
-    expect(metadataUrl).toBe(`${api()}/.well-known/oauth-protected-resource`);
-    const { res, body } = await getJson(metadataUrl!);
-    expect(essence(res.headers.get('content-type'))).toBe('application/json');
-    expect(body.resource).toBe(api());
-    // As RFC 9728 clients (e.g. the MCP SDK) accept: same origin, a path prefix of the request URL.
-    expect(`${api()}/rest/v1/rpc/landing_stats`.startsWith(body.resource)).toBe(true);
-    expect(body.bearer_methods_supported).toEqual(['header']);
-    expect(body.resource_policy_uri).toBe(`${site()}/auth.md`);
-  });
-});
-
-describe('authorization-server metadata (RFC 8414), mirroring {api_url}/auth/v1', () => {
-  it('has the required members, the password and refresh_token grants, HS256, and no authorization_code', async () => {
-    const { res, body } = await getJson(`${site()}/.well-known/oauth-authorization-server`);
-    expect(essence(res.headers.get('content-type'))).toBe('application/json');
-    const issuer = `${api()}/auth/v1`;
-    expect(body.issuer).toBe(issuer);
-    expect(body.issuer).not.toMatch(/[?#]/);
-    expect(body.token_endpoint).toBe(`${issuer}/token`);
-    expect(body.authorization_endpoint).toBe(`${issuer}/authorize`);
-    expect(body.jwks_uri).toBe(`${issuer}/.well-known/jwks.json`);
-    expect(body.end_session_endpoint).toBe(`${issuer}/logout`);
-    expect([...body.grant_types_supported].sort()).toEqual(['password', 'refresh_token']);
-    expect(Array.isArray(body.response_types_supported) && body.response_types_supported.length > 0).toBe(true);
-    expect(body.response_types_supported).not.toContain('code');
-    expect(JSON.stringify(body)).not.toContain('authorization_code');
-    expect(body.id_token_signing_alg_values_supported).toEqual(['HS256']);
-    expect(body.registration_endpoint).toBeUndefined();
-    for (const [key, value] of Object.entries(body)) {
-      if (Array.isArray(value)) expect(value.length, key).toBeGreaterThan(0);
-      if (key.endsWith('_endpoint') || key.endsWith('_uri')) expect(isAbsoluteUrl(value), key).toBe(true);
-    }
-  });
-
-  it('is served where its issuer says (RFC 8414 §3.1: the well-known name before the issuer path), the same on both hosts', async () => {
-    const { body: siteCopy } = await getJson(`${site()}/.well-known/oauth-authorization-server`);
-    const issuer = new URL(siteCopy.issuer as string);
-    const where = `${issuer.origin}/.well-known/oauth-authorization-server${issuer.pathname}`;
-    const { res, body } = await getJson(where);
-    expect(res.status).toBe(200);
-    expect(body).toEqual(siteCopy);
-    // RFC 8414 §3.3: the issuer in the document equals the one the client derived the URL from.
-    expect(body.issuer).toBe(issuer.href.replace(/\/$/, ''));
-  });
-
-  it('answers /auth/v1 of the local stack with an honest JSON status, not a 404', async () => {
-    for (const p of ['/auth/v1', '/auth/v1/token', '/auth/v1/.well-known/jwks.json']) {
-      const res = await get(`${api()}${p}`);
-      expect(res.status, p).toBe(501);
-      expect(res.headers.get('access-control-allow-origin')).toBe('*');
-      expect((await res.json()).message).toMatch(/does not run in the local stack/);
     }
   });
 });
@@ -286,94 +210,5 @@ describe('HTTP message signatures directory', () => {
     // RFC 8037 Appendix A.3, as an independent check on the function the test relies on.
     expect(await calculateJwkThumbprint({ kty: 'OKP', crv: 'Ed25519', x: '11qYAYKxCrfVS_7TyWQHOg7hcvPapiMlrwIaaPcHURo' }, 'sha256'))
       .toBe('kPrK_qmxVWaYVA9wwBF6Iuo3vVzz7TxHCTwXBygrS4k');
-  });
-});
-
-describe('robots.txt and sitemap.xml', () => {
-  it('robots.txt: a wildcard group and a named AI-crawler group, each with the same Content-Signal and Allow: /, and the sitemap', async () => {
-    const res = await get(`${site()}/robots.txt`);
-    expect(essence(res.headers.get('content-type'))).toBe('text/plain');
-    const lines = (await res.text()).split('\n').map((l) => l.replace(/#.*/, '').trim()).filter(Boolean);
-    // RFC 9309 groups: consecutive user-agent lines start a group; rules follow.
-    const groups: { agents: string[]; rules: string[] }[] = [];
-    for (const line of lines) {
-      const [field, ...rest] = line.split(':');
-      const key = field!.trim().toLowerCase();
-      const value = rest.join(':').trim();
-      if (key === 'user-agent') {
-        const last = groups.at(-1);
-        if (last && last.rules.length === 0) last.agents.push(value.toLowerCase());
-        else groups.push({ agents: [value.toLowerCase()], rules: [] });
-      } else if (key !== 'sitemap') {
-        groups.at(-1)!.rules.push(`${key}: ${value}`);
-      }
-    }
-    expect(groups.map((g) => g.agents[0])).toContain('*');
-    const aiGroup = groups.find((g) => g.agents.includes('gptbot'));
-    expect(aiGroup?.agents).toEqual(expect.arrayContaining(['gptbot', 'chatgpt-user', 'oai-searchbot', 'claudebot', 'claude-web', 'anthropic-ai',
-      'google-extended', 'perplexitybot', 'ccbot', 'applebot-extended', 'bytespider', 'cohere-ai', 'amazonbot', 'meta-externalagent', 'facebookbot', 'diffbot']));
-    const signals = groups.map((g) => g.rules.find((r) => r.startsWith('content-signal:')));
-    expect(signals.every((s) => s !== undefined)).toBe(true);
-    expect(new Set(signals).size).toBe(1);
-    expect(signals[0]).toMatch(/^content-signal: (search|ai-input|ai-train)=(yes|no)(, (search|ai-input|ai-train)=(yes|no))*$/);
-    for (const g of groups) expect(g.rules).toContain('allow: /');
-    expect(lines).toContain(`Sitemap: ${site()}/sitemap.xml`);
-  });
-
-  it('sitemap.xml: a urlset of the page and the documents', async () => {
-    const res = await get(`${site()}/sitemap.xml`);
-    expect(essence(res.headers.get('content-type'))).toBe('application/xml');
-    const xml = await res.text();
-    expect(xml).toMatch(/^<\?xml version="1.0" encoding="UTF-8"\?>\s*<urlset xmlns="http:\/\/www.sitemaps.org\/schemas\/sitemap\/0.9">/);
-    const locs = [...xml.matchAll(/<loc>([^<]+)<\/loc>/g)].map((m) => m[1]);
-    expect(locs).toEqual(expect.arrayContaining([`${site()}/`, `${site()}/api-docs`, `${site()}/auth.md`, `${site()}/llms.txt`]));
-    for (const m of xml.matchAll(/<lastmod>([^<]+)<\/lastmod>/g)) expect(m[1]).toMatch(/^\d{4}-\d{2}-\d{2}$/);
-  });
-});
-
-describe('llms.txt (llmstxt.org structure)', () => {
-  it('H1, a blockquote summary, no other headings before the H2 link sections, and an Optional section', async () => {
-    const text = await (await get(`${site()}/llms.txt`)).text();
-    const lines = text.split('\n');
-    expect(lines[0]).toMatch(/^# \S/);
-    expect(lines.filter((l) => /^# /.test(l))).toHaveLength(1);
-    expect(lines.find((l) => l.trim() !== '' && !l.startsWith('# '))).toMatch(/^> \S/);
-    const headings = lines.filter((l) => /^#{1,6} /.test(l)).slice(1);
-    expect(headings.every((h) => /^## \S/.test(h))).toBe(true);
-    expect(headings.at(-1)).toBe('## Optional');
-    const firstSection = lines.findIndex((l) => l.startsWith('## '));
-    const listItems = lines.slice(firstSection).filter((l) => l.startsWith('- '));
-    expect(listItems.length).toBeGreaterThan(5);
-    for (const item of listItems) expect(item).toMatch(/^- \[[^\]]+\]\(https?:\/\/[^)\s]+\)(: .+)?$/);
-    expect(text).toContain(`${site()}/auth.md`);
-    expect(text).toContain(`${site()}/openapi.json`);
-  });
-});
-
-describe('auth.md (access, limits, terms)', () => {
-  it('states the policy in plain words with the current key', async () => {
-    const { anonKey } = inject('stack');
-    const res = await get(`${site()}/auth.md`);
-    expect(essence(res.headers.get('content-type'))).toBe('text/markdown');
-    const text = await res.text();
-    expect(text.split('\n')[0]).toMatch(/^# .*auth\.md/);
-    expect(text).toContain(anonKey);
-    expect(text).toContain(`apikey: ${anonKey}`);
-    expect(text).toContain(`Authorization: Bearer ${anonKey}`);
-    expect(text).toMatch(/No registration/i);
-    expect(text).toMatch(/at most once per minute/i);
-    expect(text).toMatch(/every 5 minutes is recommended/i);
-    expect(text).toMatch(/User-Agent/);
-    // The terms of use, the same licence the page's Dataset and OpenAPI state.
-    expect(text).toContain('CC BY 4.0 (https://creativecommons.org/licenses/by/4.0/)');
-    expect(text).toMatch(/401/);
-    expect(text).toMatch(/Re-read this document/i);
-    expect(text).toMatch(/human contact/i);
-    expect(text).toMatch(/^Last updated: \d{4}-\d{2}-\d{2}\./m);
-    expect(text).toMatch(/re-fetch/i);
-    expect(text).toMatch(/registration: deliberately absent/i);
-    expect(text).toContain(`${api()}/rest/v1/rpc/landing_stats`);
-    expect(text).toContain(`${api()}/auth/v1`);
-    expect(text).toMatch(/not yet signed/);
   });
 });
