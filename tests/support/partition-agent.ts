@@ -12,7 +12,8 @@ import { API_PATHS, SITE_PATHS } from '../../contract/paths.ts';
 import { configFromEnv } from '../../config/config.ts';
 import type { Env } from '../../config/settings.ts';
 import { startNode } from '../../stack/stack.ts';
-import { fakeAccount, FakePolymarket, writerEnv } from './fake-polymarket.ts';
+import { fakeAccount } from './fake-polymarket-account.ts';
+import { FakePolymarket, writerEnv } from './fake-polymarket.ts';
 
 /** One answer a reader got: when it asked (epoch ms), how long it took, and what it says of the log and of health. */
 export interface ReaderEvent {

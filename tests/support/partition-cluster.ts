@@ -6,77 +6,40 @@
 // witness on the WAN that both writers reach and no cut touches. The test process reaches the
 // databases only through their Unix sockets, never over the network.
 //
-//   LAN 198.18.0.0/24, bridges a and b joined by the trunk:   WAN 198.18.1.0/24:
-//     mon .10 (moves to the side the test needs)                wa .21, wb .31, wit .40
-//     side a: n1 .11, wa .21, ra .22
-//     side b: n2 .12, wb .31, rb .32
-//
 // Every process's output goes into the run's history (partition-history.ts) and its log.
+// The hosts and sides are in partition-topology.ts, the databases' probes in partition-databases.ts.
 import { spawn, type ChildProcess } from 'node:child_process';
 import { chmodSync, existsSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { createInterface } from 'node:readline';
 import { setTimeout as sleep } from 'node:timers/promises';
-import pg from 'pg';
 import { noteVerifierKey } from '../../contract/log-key.ts';
 import { logOrigin } from '../../contract/paths.ts';
 import { ROOT_DIR } from '../../config/checkout.ts';
 import { configFromEnv, type Config } from '../../config/config.ts';
 import type { Env } from '../../config/settings.ts';
 import type { HaHost } from '../../stack/ha-placement.ts';
-import { openHaDatabase, type HaDatabase, type HaNodeState } from '../../stack/ha.ts';
+import { openHaDatabase } from '../../stack/ha.ts';
 import { completeSecrets } from '../../stack/secrets.ts';
-import { idsOf } from '../../stack/processes.ts';
 import { supervise } from '../../stack/supervisor.ts';
-import { fakeAccount } from './fake-polymarket.ts';
-import { Network, type HostSpec } from './netns.ts';
+import { fakeAccount } from './fake-polymarket-account.ts';
+import { Network } from './netns.ts';
+import { PartitionDatabases } from './partition-databases.ts';
+import { API_PORT, nodeEnv, SITE_PORT, writerEnv } from './partition-env.ts';
 import { Recorder } from './partition-history.ts';
+import { HOSTS, NETWORK_PREFIX, SIDES, type Side } from './partition-topology.ts';
 import { WRITER_COMMAND } from './writer.ts';
 
-export const NETWORK_PREFIX = 'pst-';
-
-export const HOSTS: HostSpec[] = [
-  { name: 'mon', lan: 10, bridge: 'b' },
-  { name: 'n1', lan: 11, bridge: 'a' },
-  { name: 'n2', lan: 12, bridge: 'b' },
-  { name: 'wa', lan: 21, bridge: 'a', wan: 21 },
-  { name: 'ra', lan: 22, bridge: 'a' },
-  { name: 'wb', lan: 31, bridge: 'b', wan: 31 },
-  { name: 'rb', lan: 32, bridge: 'b' },
-  { name: 'wit', wan: 40 },
-];
-
-/** One side of the service: a database node, the writer beside it and a node of the service with its reader. */
-export interface Side {
-  name: 'a' | 'b';
-  /** The database node of this side (0: n1, 1: n2). */
-  db: 0 | 1;
-  dbHost: 'n1' | 'n2';
-  writer: 'wa' | 'wb';
-  reader: 'ra' | 'rb';
-  writerName: string;
-}
-
-export const SIDES: [Side, Side] = [
-  { name: 'a', db: 0, dbHost: 'n1', writer: 'wa', reader: 'ra', writerName: 'writer-a' },
-  { name: 'b', db: 1, dbHost: 'n2', writer: 'wb', reader: 'rb', writerName: 'writer-b' },
-];
-
 const WITNESS_PORT = 7380;
-const SITE_PORT = 8080;
-const API_PORT = 54321;
 const NODE = process.execPath;
 
 interface Tracked { name: string; child: ChildProcess; exited: Promise<number | null> }
 
-export class PartitionCluster {
-  readonly net: Network;
-  readonly cfg: Config;
+export class PartitionCluster extends PartitionDatabases {
   readonly dir: string;
   readonly recorder = new Recorder();
   readonly logs: string[] = [];
-  ha!: HaDatabase;
   /** The log's verifier key, and the witness's. */
   logVkey = '';
   witnessVkey = '';
@@ -88,8 +51,7 @@ export class PartitionCluster {
   #importers: Promise<void>[] = [];
 
   private constructor(net: Network, cfg: Config, dir: string) {
-    this.net = net;
-    this.cfg = cfg;
+    super(net, cfg);
     this.dir = dir;
   }
 
@@ -213,26 +175,8 @@ export class PartitionCluster {
     return undefined;
   }
 
-  /** The environment of a node of the service on `side`: the shared secrets and public URLs, its own data directory. */
-  #nodeEnv(side: Side): Env {
-    const dataDir = path.join(this.dir, `node-${side.name}`);
-    mkdirSync(dataDir, { mode: 0o755 });
-    chmodSync(dataDir, 0o755);
-    const { cfg } = this;
-    return {
-      JWT_SECRET: cfg.JWT_SECRET, ANON_KEY: cfg.ANON_KEY, AUTHENTICATOR_PASSWORD: cfg.AUTHENTICATOR_PASSWORD, WRITER_DB_PASSWORD: cfg.WRITER_DB_PASSWORD,
-      POSTGRES_PASSWORD: cfg.POSTGRES_PASSWORD, HTTP_SIG_PRIVATE_KEY: cfg.HTTP_SIG_PRIVATE_KEY, HTTP_SIG_PUBLIC_KEY: cfg.HTTP_SIG_PUBLIC_KEY,
-      LOG_SIGNING_KEY: cfg.LOG_SIGNING_KEY, LOG_PUBLIC_KEY: cfg.LOG_PUBLIC_KEY, LOG_ORIGIN: cfg.logOrigin,
-      SITE_URL: cfg.siteUrl, API_URL: cfg.apiUrl, SITE_PORT: String(SITE_PORT), API_PORT: String(API_PORT),
-      DATA_DIR: dataDir, NGINX_WORKERS: '1', EDGE_WORKERS: '1',
-      // Readers see the database's state within a second or two: the caches hold an answer for 1 s.
-      API_MICROCACHE_SECONDS: '1', SITE_MICROCACHE_SECONDS: '1', EDGE_HEALTH_TTL_SECONDS: '1', EDGE_UPSTREAM_TIMEOUT_SECONDS: '3',
-      AUTHENTICATOR_URL: this.ha.urlFor('authenticator'),
-    };
-  }
-
   async #startNode(side: Side): Promise<void> {
-    const node = this.spawnIn(side.reader, `node-${side.name}`, NODE, [path.join(ROOT_DIR, 'tests', 'support', 'partition-agent.ts'), 'node', JSON.stringify(this.#nodeEnv(side))]);
+    const node = this.spawnIn(side.reader, `node-${side.name}`, NODE, [path.join(ROOT_DIR, 'tests', 'support', 'partition-agent.ts'), 'node', JSON.stringify(nodeEnv(this.cfg, this.ha, this.dir, side))]);
     await this.#waitLine(node, (l) => l === 'ready', 180_000);
   }
 
@@ -245,29 +189,11 @@ export class PartitionCluster {
     }));
   }
 
-  /** The environment `npm run writer` has on `side`'s writer machine: the stack's secrets, every node in its URL, its own signer state. */
-  writerEnv(side: Side, extra: Env = {}): Env {
-    const { cfg } = this;
-    const dataDir = path.join(this.dir, `writer-${side.name}`);
-    mkdirSync(dataDir, { recursive: true });
-    return {
-      JWT_SECRET: cfg.JWT_SECRET, ANON_KEY: cfg.ANON_KEY, AUTHENTICATOR_PASSWORD: cfg.AUTHENTICATOR_PASSWORD, WRITER_DB_PASSWORD: cfg.WRITER_DB_PASSWORD,
-      POSTGRES_PASSWORD: cfg.POSTGRES_PASSWORD, HTTP_SIG_PRIVATE_KEY: cfg.HTTP_SIG_PRIVATE_KEY,
-      LOG_SIGNING_KEY: cfg.LOG_SIGNING_KEY, SITE_URL: cfg.siteUrl, LOG_ORIGIN: cfg.logOrigin,
-      DATA_DIR: dataDir, ENV_FILE: '/dev/null', DATABASE_URL: '',
-      WRITER_DATABASE_URL: this.ha.urlFor('stats_writer'),
-      LOG_SIGNER_STATE: path.join(dataDir, 'log-signer.json'),
-      LOG_POLICY: path.join(this.dir, 'log.policy'),
-      WRITER_SOURCE: 'none',
-      ...extra,
-    };
-  }
-
   /** `npm run writer -- run` on `side`'s writer machine: the fake Polymarket's account, a heartbeat every second, a cycle every 15 s. */
   startWriter(side: Side): Tracked {
     const fake = JSON.parse(this.#fakeEnv[side.name]!) as Env;
     const writer = this.spawnIn(side.writer, side.writerName, NODE, [...WRITER_COMMAND.slice(1), 'run'], {
-      env: this.writerEnv(side, { ...fake, WRITER_NAME: side.writerName, WRITER_HEARTBEAT_SECONDS: '1', WRITER_INTERVAL_MINUTES: '0.25', WRITER_LOG_LEVEL: 'debug' }),
+      env: writerEnv(this.cfg, this.ha, this.dir, side, { ...fake, WRITER_NAME: side.writerName, WRITER_HEARTBEAT_SECONDS: '1', WRITER_INTERVAL_MINUTES: '0.25', WRITER_LOG_LEVEL: 'debug' }),
       onLine: (line) => this.recorder.writerLine(side.writerName, line),
     });
     this.#writers.set(side.writerName, writer);
@@ -299,7 +225,7 @@ export class PartitionCluster {
     const usd = 10 + (serial % 97) + 0.25;
     const startedAt = Date.now();
     const run = this.spawnIn(side.writer, `import-${side.name}`, NODE, [...WRITER_COMMAND.slice(1), 'import', '-'], {
-      env: this.writerEnv(side), stdin: `${JSON.stringify({ type: 'payout', date, usd })}\n`,
+      env: writerEnv(this.cfg, this.ha, this.dir, side), stdin: `${JSON.stringify({ type: 'payout', date, usd })}\n`,
     });
     const code = await run.exited;
     this.recorder.night({ importer: `importer-${side.name}`, date, usd, startedAt, endedAt: Date.now(), outcome: code === 0 ? 'ok' : 'unknown' });
@@ -329,123 +255,6 @@ export class PartitionCluster {
   async stopImporting(timeoutMs = 60_000): Promise<void> {
     this.#importing = false;
     await Promise.race([Promise.all(this.#importers), sleep(timeoutMs)]);
-  }
-
-  // The databases, asked on their sockets.
-
-  socketUrl(i: 0 | 1): string {
-    return this.ha.nodeUrl(i);
-  }
-
-  async states(): Promise<HaNodeState[]> {
-    return this.ha.states();
-  }
-
-  /** The node the monitor has as primary (reported and assigned), if one is. */
-  async primary(): Promise<0 | 1 | undefined> {
-    const states = await this.states().catch(() => []);
-    const i = this.ha.ports.nodes.findIndex((port) => states.some((s) => s.port === port && ['primary', 'wait_primary', 'single'].includes(s.reported) && s.reported === s.assigned));
-    return i < 0 ? undefined : i as 0 | 1;
-  }
-
-  /** What node `i` answers now on its socket: whether it takes writes, is in recovery, or is down. */
-  async nodeStatus(i: 0 | 1): Promise<'writable' | 'standby' | 'down'> {
-    const client = new pg.Client({ connectionString: this.socketUrl(i), connectionTimeoutMillis: 1000, statement_timeout: 1000 } as pg.ClientConfig);
-    client.on('error', () => {});
-    try {
-      await client.connect();
-      const { rows } = await client.query<{ ro: string; rec: boolean }>("select current_setting('transaction_read_only') as ro, pg_is_in_recovery() as rec");
-      return rows[0]!.rec || rows[0]!.ro === 'on' ? 'standby' : 'writable';
-    } catch {
-      return 'down';
-    } finally {
-      await client.end().catch(() => {});
-    }
-  }
-
-  /** Asks both nodes what they are every 250 ms until stopped; gives each change with the time its answer came (the first answers included). */
-  watchNodes(): { stop(): Promise<{ node: 0 | 1; status: 'writable' | 'standby' | 'down'; at: number }[]> } {
-    const changes: { node: 0 | 1; status: 'writable' | 'standby' | 'down'; at: number }[] = [];
-    let watching = true;
-    const done = Promise.all(([0, 1] as const).map(async (i) => {
-      let last: string | undefined;
-      while (watching) {
-        const asked = Date.now();
-        const status = await this.nodeStatus(i);
-        // Timed when the answer came: a change is seen no earlier than it happened.
-        if (status !== last) changes.push({ node: i, status, at: Date.now() });
-        last = status;
-        await sleep(Math.max(0, 250 - (Date.now() - asked)));
-      }
-    }));
-    return { stop: async () => { watching = false; await done; return changes; } };
-  }
-
-  /** The node's server label as the writer's URL names it (host:port). */
-  serverOf(i: 0 | 1): string {
-    return `${this.net.lanAddress(SIDES[i].dbHost)}:${this.ha.ports.nodes[i]}`;
-  }
-
-  /**
-   * Node `i`'s Postgres crashes and restarts: one of its backends gets SIGKILL (`backend`, else one
-   * waiting for the standby to confirm a commit, if one is), so the postmaster ends every session and starts again
-   * through crash recovery (restart_after_crash), without its keeper. Returns the backend's pid.
-   */
-  async crashPostgres(i: 0 | 1, backend?: number): Promise<number> {
-    const client = new pg.Client({ connectionString: this.socketUrl(i) });
-    client.on('error', () => {});
-    await client.connect();
-    try {
-      const { rows } = await client.query<{ pid: number }>(`select pid from pg_stat_activity where backend_type = 'client backend' and pid <> pg_backend_pid()
-        order by (pid = $1) desc, (wait_event = 'SyncRep') desc nulls last, backend_start limit 1`, [backend ?? 0]);
-      const pid = rows[0]?.pid ?? (await client.query<{ pid: number }>('select pg_backend_pid() as pid')).rows[0]!.pid;
-      process.kill(pid, 'SIGKILL');
-      return pid;
-    } finally {
-      await client.end().catch(() => {});
-    }
-  }
-
-  /** Runs `sql` on node `i` as the superuser, on its socket. */
-  async query<Row extends pg.QueryResultRow = Record<string, unknown>>(i: 0 | 1, sql: string, params: unknown[] = []): Promise<Row[]> {
-    const client = new pg.Client({ connectionString: this.socketUrl(i), connectionTimeoutMillis: 2000 });
-    client.on('error', () => {});
-    await client.connect();
-    try {
-      return (await client.query<Row>(sql, params)).rows;
-    } finally {
-      await client.end().catch(() => {});
-    }
-  }
-
-  /** The sessions of node `i` waiting for the standby to confirm their commit. */
-  async waitingCommits(i: 0 | 1): Promise<number> {
-    const client = new pg.Client({ connectionString: this.socketUrl(i), connectionTimeoutMillis: 1000 });
-    client.on('error', () => {});
-    try {
-      await client.connect();
-      return Number((await client.query<{ n: string }>("select count(*) as n from pg_stat_activity where wait_event = 'SyncRep'")).rows[0]!.n);
-    } catch {
-      return 0;
-    } finally {
-      await client.end().catch(() => {});
-    }
-  }
-
-  #postmaster(i: 0 | 1): number {
-    return Number(readFileSync(path.join(this.cfg.dataDir, 'ha', `node${i + 1}`, 'postmaster.pid'), 'utf8').split('\n')[0]);
-  }
-
-  /** Node `i`'s machine lost: its postmaster and its keeper's process group killed, the keeper kept down until startDbNode(). */
-  async killDbNode(i: 0 | 1): Promise<void> {
-    const keeper = this.ha.nodes[i].child!.process.pid!;
-    process.kill(this.#postmaster(i), 'SIGKILL');
-    process.kill(-keeper, 'SIGKILL');
-    await this.ha.nodes[i].stop();
-  }
-
-  async startDbNode(i: 0 | 1): Promise<void> {
-    await this.ha.nodes[i].start();
   }
 
   async destroy(): Promise<void> {

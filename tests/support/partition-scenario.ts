@@ -4,8 +4,9 @@
 // saw (tests/support/partition-checker.ts) and the times it took, measured from the fault.
 import { setTimeout as sleep } from 'node:timers/promises';
 import { forks, healthSummary, lostWrites, overlaps, shrank, unavailable, type FinalState } from './partition-checker.ts';
-import { SIDES, until, type PartitionCluster, type Side } from './partition-cluster.ts';
+import { until, type PartitionCluster } from './partition-cluster.ts';
 import { since, type History } from './partition-history.ts';
+import { SIDES, type Side } from './partition-topology.ts';
 import type { Cut } from './netns.ts';
 
 /** The roles as a scenario starts: the primary's side (its node, the active writer and a reader) and the other. */

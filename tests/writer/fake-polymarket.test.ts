@@ -1,7 +1,8 @@
 // The fake Polymarket pins the documented behaviour the writer depends on, with plain fetch, so a
 // writer test that passes against it passes against the documented API and not against a reading of it.
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { activity, conditionId, earning, fakeAccount, FakePolymarket, l2Signature, openOrder, position, PUSD, trade } from '../support/fake-polymarket.ts';
+import { activity, conditionId, earning, fakeAccount, openOrder, position, PUSD, trade } from '../support/fake-polymarket-account.ts';
+import { FakePolymarket, l2Signature } from '../support/fake-polymarket.ts';
 
 const account = fakeAccount();
 let fake: FakePolymarket;

@@ -9,7 +9,8 @@ import { todayUtc } from '../../contract/dates.ts';
 import { APPLICATION_NAME_PREFIX } from '../../writer/lock.ts';
 import { installWriteAudit, lockHolders as lockHoldersOf, resetAudited } from '../support/write-audit.ts';
 import { query } from '../support/db.ts';
-import { earning, fakeAccount, FakePolymarket, writerEnv } from '../support/fake-polymarket.ts';
+import { earning, fakeAccount } from '../support/fake-polymarket-account.ts';
+import { FakePolymarket, writerEnv } from '../support/fake-polymarket.ts';
 import { startTestStack, type TestStack } from '../support/stack.ts';
 import { cliEnv, startWriterRun, until, type WriterRun } from '../support/writer.ts';
 

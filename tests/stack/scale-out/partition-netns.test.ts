@@ -11,7 +11,8 @@ import { promisify } from 'node:util';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { ROOT_DIR } from '../../../config/checkout.ts';
 import { procStat } from '../../../stack/processes.ts';
-import { Network, networkSupport, reapNetworks } from '../../support/netns.ts';
+import { reapNetworks } from '../../support/netns-cleanup.ts';
+import { Network, networkSupport } from '../../support/netns.ts';
 
 const exec = promisify(execFile);
 const PREFIX = 'pstn-';
