@@ -1,36 +1,24 @@
-// HTTPS by itself, offline: Debian's pebble stands in for Let's Encrypt, pebble-challtestsrv is the
-// DNS it validates through (the two test names resolve to 127.0.0.1), Debian's certbot obtains the
-// certificate, and the real nginx serves it. Clients trust pebble's root through a dispatcher of their
-// own and reach the test names at 127.0.0.1, as a browser would reach the real ones.
-import { execFile, spawnSync } from 'node:child_process';
-import { chmodSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
-import http from 'node:http';
+// HTTPS by itself, offline, on a stack whose certificate pebble issued (tests/support/https-stack.ts):
+// the certificate and its chain, the ACME challenges and the redirect, the protocols, ciphers and groups,
+// HTTP/2, HSTS, the documents' URLs, signatures and clients over https, renewal and reuse on restart.
+import { spawnSync } from 'node:child_process';
+import { rmSync, writeFileSync } from 'node:fs';
 import http2 from 'node:http2';
-import type { LookupFunction } from 'node:net';
-import { tmpdir } from 'node:os';
 import path from 'node:path';
 import tls from 'node:tls';
-import { promisify } from 'node:util';
 import { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
 import { createClient } from '@supabase/supabase-js';
-import { Agent, fetch as undiciFetch } from 'undici';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { API_HOST_DOCUMENTS, SITE_DOCUMENTS } from '../../contract/documents.ts';
 import { API_PATHS, SITE_PATHS } from '../../contract/paths.ts';
-import { ROOT_DIR } from '../../config/checkout.ts';
 import { configFromEnv } from '../../config/config.ts';
-import { assertServableOrigins } from '../../config/origins.ts';
 import type { Env } from '../../config/settings.ts';
-import { completeSecrets } from '../../stack/secrets.ts';
 import { tlsPaths } from '../../stack/nginx-config.ts';
-import { freePort } from '../../stack/processes.ts';
 import { startStack, type Stack } from '../../stack/stack.ts';
-import { startPebble, type Pebble } from '../support/acme.ts';
+import type { Pebble } from '../support/acme.ts';
+import { API_HOST, SITE_HOST, startHttpsStack, type HttpsStack } from '../support/https-stack.ts';
 import { verifies, type DirectoryKey } from '../support/signatures.ts';
-
-const SITE_HOST = 'stats.example.test';
-const API_HOST = 'api.stats.example.test';
 
 /**
  * Mozilla's "intermediate" guideline 6.0 (https://ssl-config.mozilla.org/guidelines/6.0.json): the
@@ -47,6 +35,9 @@ const GUIDELINE = {
   groups: ['x25519', 'secp256r1', 'secp384r1'],
 };
 
+const logs: string[] = [];
+let https: HttpsStack;
+// The started stack's parts, under the names the tests use; the restart test replaces `stack`.
 let pebble: Pebble;
 let stack: Stack;
 let env: Env;
@@ -55,108 +46,19 @@ let siteUrl: string;
 let apiUrl: string;
 let httpsPort: number;
 let httpPort: number;
-let dispatcher: Agent;
-const logs: string[] = [];
-
-/** The test names at 127.0.0.1, everything else as the system resolves it. */
-const lookup: LookupFunction = (hostname, options, callback) => {
-  if (hostname !== SITE_HOST && hostname !== API_HOST) throw new Error(`unexpected host ${hostname}`);
-  if (options.all) (callback as (error: null, addresses: { address: string; family: number }[]) => void)(null, [{ address: '127.0.0.1', family: 4 }]);
-  else callback(null, '127.0.0.1', 4);
-};
-
-/** fetch over https to the test names, trusting pebble's root only. */
-const httpsFetch = ((input: string | URL, init?: RequestInit) => undiciFetch(input, { ...(init as object), dispatcher })) as unknown as typeof fetch;
-
-/** The certificate a TLS handshake with `host` gets, checked against pebble's root alone. */
-function handshake(host: string, options: tls.ConnectionOptions = {}): Promise<{ authorized: boolean; error?: Error; cert: tls.DetailedPeerCertificate; protocol: string | null }> {
-  return new Promise((resolve, reject) => {
-    const socket = tls.connect({ host: '127.0.0.1', port: httpsPort, servername: host, ca: root, rejectUnauthorized: false, ...options }, () => {
-      resolve({ authorized: socket.authorized, error: socket.authorizationError, cert: socket.getPeerCertificate(true), protocol: socket.getProtocol() });
-      socket.end();
-    });
-    socket.once('error', reject);
-  });
-}
-
-/** A plain-HTTP request to the HTTP_PORT listener, naming `host`. */
-function plainGet(host: string, pathAndQuery: string): Promise<{ status: number; location?: string; body: string }> {
-  return new Promise((resolve, reject) => {
-    http.get({ host: '127.0.0.1', port: httpPort, path: pathAndQuery, headers: { host } }, (res) => {
-      let body = '';
-      res.on('data', (chunk: Buffer) => { body += chunk.toString(); });
-      res.on('end', () => resolve({ status: res.statusCode ?? 0, location: res.headers.location, body }));
-    }).once('error', reject);
-  });
-}
-
-function cliEnv(): Record<string, string> {
-  return { PATH: process.env.PATH ?? '', ENV_FILE: '/dev/null', ...Object.fromEntries(Object.entries(env).filter((entry): entry is [string, string] => entry[1] !== undefined)) };
-}
-
-/** `npm run tls -- <args>` with the stack's configuration, as an operator runs it beside `npm start`. */
-async function tlsCommand(...args: string[]): Promise<string> {
-  const { stdout } = await promisify(execFile)(process.execPath, [path.join(ROOT_DIR, 'stack', 'tls.ts'), ...args], { env: cliEnv(), timeout: 120_000 });
-  return stdout;
-}
+const httpsFetch: typeof fetch = (input, init) => https.fetch(input, init);
+const handshake = (host: string, options?: tls.ConnectionOptions) => https.handshake(host, options);
+const plainGet = (host: string, pathAndQuery: string) => https.plainGet(host, pathAndQuery);
+const tlsCommand = (...args: string[]) => https.tlsCommand(...args);
 
 beforeAll(async () => {
-  [httpsPort, httpPort] = [await freePort(), await freePort()];
-  siteUrl = `https://${SITE_HOST}:${httpsPort}`;
-  apiUrl = `https://${API_HOST}:${httpsPort}`;
-  pebble = await startPebble([SITE_HOST, API_HOST], httpPort);
-  const dataDir = mkdtempSync(path.join(tmpdir(), 'public-stats-tls-'));
-  // nginx's and certbot's user (nobody, when the tests run as root) passes through it to the webroot.
-  chmodSync(dataDir, 0o755);
-  env = {
-    ...(await completeSecrets({})),
-    DATA_DIR: dataDir,
-    NGINX_WORKERS: '1',
-    EDGE_WORKERS: '1',
-    EDGE_WARM_SECONDS: '0',
-    SITE_URL: siteUrl,
-    API_URL: apiUrl,
-    HTTPS_PORT: String(httpsPort),
-    HTTP_PORT: String(httpPort),
-    ACME_DIRECTORY_URL: pebble.directoryUrl,
-    ACME_CA_BUNDLE: pebble.caBundle,
-  };
-  for (const name of ['API_PORT', 'SITE_PORT', 'EDGE_PORT', 'POSTGREST_PORT', 'POSTGREST_ADMIN_PORT', 'POSTGRES_PORT']) env[name] = String(await freePort());
-  const started = Date.now();
-  stack = await startStack(configFromEnv(env), { log: (line) => logs.push(line), seedDemo: true });
-  await stack.tls!.served;
-  // A figure for the report, not an assertion: from `npm start`'s first step to a served certificate.
-  console.log(`tls: first certificate served ${((Date.now() - started) / 1000).toFixed(1)} s after the start began`);
-  root = await pebble.root();
-  dispatcher = new Agent({ connect: { ca: root, lookup } });
+  https = await startHttpsStack((line) => logs.push(line));
+  ({ pebble, stack, env, root, siteUrl, apiUrl, httpsPort, httpPort } = https);
 }, 180_000);
 
 afterAll(async () => {
   await stack?.stop();
-  await dispatcher?.close();
-  await pebble?.stop();
-  if (env?.DATA_DIR) rmSync(env.DATA_DIR, { recursive: true, force: true });
-});
-
-describe('the configuration', () => {
-  const base = { SITE_PORT: '8080', API_PORT: '54321' };
-  it('turns HTTPS on only when both public URLs are https:// DNS names', () => {
-    expect(configFromEnv(base, []).tls).toBeUndefined();
-    const on = configFromEnv({ ...base, SITE_URL: 'https://stats.example.test', API_URL: 'https://api.stats.example.test' }, []).tls!;
-    expect(on).toMatchObject({ siteHost: SITE_HOST, apiHost: API_HOST, httpsPort: 443, httpPort: 80, acmeDirectoryUrl: 'https://acme-v02.api.letsencrypt.org/directory' });
-  });
-
-  it.each([
-    [{ SITE_URL: 'https://stats.example.test' }, /SITE_URL .* and API_URL .* must both be https:\/\/ .* only one is https/],
-    [{ SITE_URL: 'http://stats.example.test', API_URL: 'https://api.stats.example.test' }, /only one is https/],
-    [{ SITE_URL: 'https://localhost', API_URL: 'https://api.stats.example.test' }, /SITE_URL is https:\/\/ but its host localhost is localhost/],
-    [{ SITE_URL: 'https://stats.example.test', API_URL: 'https://127.0.0.1:8443' }, /API_URL is https:\/\/ but its host 127\.0\.0\.1 is an IP address/],
-    [{ SITE_URL: 'https://stats.example.test', API_URL: 'https://[::1]' }, /an IP address/],
-    [{ SITE_URL: 'https://stats.example.test', API_URL: 'https://stats.example.test:8443' }, /both name stats\.example\.test/],
-    [{ SITE_URL: 'https://stats.example.test', API_URL: 'https://api.stats.example.test', TLS_CERT_FILE: '/x.pem' }, /TLS_CERT_FILE and TLS_KEY_FILE go together/],
-  ])('refuses %o at start with a sentence', (urls, sentence) => {
-    expect(() => assertServableOrigins(configFromEnv({ ...base, ...urls }, []))).toThrow(sentence);
-  });
+  await https?.close();
 });
 
 describe('HTTPS with a certificate from the ACME server', () => {

@@ -1,13 +1,11 @@
-// Losing the primary's machine under POSTGRES_HA=pg_auto_failover: the primary's postgres and its
-// keeper are killed with SIGKILL (and kept down, as a dead machine stays down) while the writer is in
-// the middle of a transaction. pg_auto_failover promotes the standby; the writer reconnects through its
-// multi-host URL and writes again; no commit the writer saw acknowledged is lost; reads never hang;
-// the transparency log never forks and no node serves a smaller log than it did; the old primary
-// rejoins as a standby, where a writer refuses the lock. A restart then keeps the roles, and PostgREST
-// starts only once a late standby has the new login password. The figures measured here are the ones
-// docs/scale-out.md gives.
+// Losing a machine under POSTGRES_HA=pg_auto_failover. The standby's first: reads move to the primary
+// and never hang. Then the primary's: its postgres and its keeper are killed with SIGKILL (and kept
+// down, as a dead machine stays down) while the writer is in the middle of a transaction.
+// pg_auto_failover promotes the standby; the writer reconnects through its multi-host URL and writes
+// again; no commit the writer saw acknowledged is lost; reads never hang; the transparency log never
+// forks and no node serves a smaller log than it did; the old primary rejoins as a standby, where a
+// writer refuses the lock. The figures measured here are the ones docs/scale-out.md gives.
 import { execFile } from 'node:child_process';
-import { randomBytes } from 'node:crypto';
 import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
@@ -18,8 +16,10 @@ import { API_PATHS, SITE_PATHS } from '../../../contract/paths.ts';
 import { ROOT_DIR } from '../../../config/checkout.ts';
 import type { HaDatabase } from '../../../stack/ha.ts';
 import { query } from '../../support/db.ts';
-import { fakeAccount, FakePolymarket, writerEnv as polymarketEnv } from '../../support/fake-polymarket.ts';
-import { startTestStack, type TestStack } from '../../support/stack.ts';
+import { haProbes, sleep, startHaStack, until } from '../../support/failover.ts';
+import { fakeAccount } from '../../support/fake-polymarket-account.ts';
+import { FakePolymarket, writerEnv as polymarketEnv } from '../../support/fake-polymarket.ts';
+import type { TestStack } from '../../support/stack.ts';
 import { cliEnv, runCli, startCli } from '../../support/writer.ts';
 
 const run = promisify(execFile);
@@ -35,18 +35,7 @@ let fake: FakePolymarket;
 const started: ReturnType<typeof startCli>[] = [];
 
 const site = () => `http://${stack.cfg.bindHost}:${stack.cfg.sitePort}`;
-const api = () => `http://${stack.cfg.bindHost}:${stack.cfg.apiPort}`;
-const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
-
-async function until<T>(what: string, probe: () => Promise<T | undefined | false>, timeoutMs: number, everyMs = 200): Promise<T> {
-  const deadline = Date.now() + timeoutMs;
-  for (;;) {
-    const value = await probe().catch(() => undefined);
-    if (value) return value;
-    if (Date.now() > deadline) throw new Error(`timed out after ${timeoutMs} ms waiting for ${what}`);
-    await sleep(everyMs);
-  }
-}
+const { api, primaryIndex, postgrestSessions, stateOf } = haProbes(() => stack);
 
 /** The writer CLI's environment: every node in one multi-host URL, and one signer state file across the failover. */
 const writerEnv = (extra: Record<string, string> = {}) => cliEnv(stack, {
@@ -63,10 +52,6 @@ async function importNights(from: number, to: number): Promise<void> {
   expect(result.code, result.stdout + result.stderr).toBe(0);
 }
 
-const primaryIndex = async () => {
-  const states = await ha.states();
-  return ha.ports.nodes.findIndex((port) => states.some((s) => s.port === port && ['primary', 'wait_primary', 'single'].includes(s.reported)));
-};
 const writable = async (i: number) =>
   (await query<{ ro: string }>(ha.nodeUrl(i), "select current_setting('transaction_read_only') as ro"))[0]?.ro === 'off';
 
@@ -132,15 +117,9 @@ async function loseNode(i: number): Promise<number> {
   return at;
 }
 
-/** How many sessions PostgREST (the authenticator role) holds on node `i`. */
-const postgrestSessions = async (i: number) =>
-  Number((await query<{ n: string }>(ha.nodeUrl(i), "select count(*) as n from pg_stat_activity where usename = 'authenticator'"))[0]!.n);
-
-const stateOf = async (i: number) => (await ha.states()).find((s) => s.port === ha.ports.nodes[i]);
-
 beforeAll(async () => {
   dir = mkdtempSync(path.join(tmpdir(), 'public-stats-failover-'));
-  stack = await startTestStack({ env: { POSTGRES_HA: 'pg_auto_failover', EDGE_HEALTH_TTL_SECONDS: '1', EDGE_UPSTREAM_TIMEOUT_SECONDS: '3' } });
+  stack = await startHaStack();
   ha = stack.ha!;
   // Test instrument: every heartbeat holds its transaction open a moment, so the kill below lands
   // inside a writer transaction rather than between two.
@@ -162,18 +141,6 @@ afterAll(async () => {
 });
 
 describe('automatic failover (pg_auto_failover)', () => {
-  it('replicates synchronously, and the writer and PostgREST reach the nodes through multi-host URLs', async () => {
-    const states = await ha.states();
-    expect(states.map((s) => s.reported).sort()).toEqual(['primary', 'secondary']);
-    const primary = await primaryIndex();
-    const [settings] = await query<{ commit: string; standbys: string }>(ha.nodeUrl(primary),
-      "select current_setting('synchronous_commit') as commit, current_setting('synchronous_standby_names') as standbys");
-    expect(settings!.commit).toBe('on');
-    expect(settings!.standbys).toMatch(/^ANY 1 \(pgautofailover_standby_\d+\)$/);
-    expect(stack.db.urlFor('stats_writer')).toMatch(/^postgres:\/\/stats_writer:[^@]+@[^/]+,[^/]+\/postgres\?target_session_attrs=read-write$/);
-    expect(stack.db.urlFor('authenticator')).toMatch(/,.*target_session_attrs=prefer-standby$/);
-  });
-
   it('reads from the standby, and from the primary while the standby is lost', async () => {
     const primary = await primaryIndex();
     const standby = 1 - primary;
@@ -309,34 +276,4 @@ describe('automatic failover (pg_auto_failover)', () => {
     expect(refused.stdout + refused.stderr).toMatch(/recovery|standby|read-only|read-write/i);
   }, 600_000);
 
-  it('starts again in the roles it had; a late asynchronous standby has the new login password before PostgREST logs in there', async () => {
-    const primary = await primaryIndex();
-    const standby = 1 - primary;
-    // An asynchronous standby: no commit waits for it, the login passwords' among them.
-    const monitorUrl = `postgres://autoctl_node@${stack.cfg.bindHost}:${ha.ports.monitor}/pg_auto_failover`;
-    const standbyName = (await stateOf(standby))!.name;
-    await query(monitorUrl, "select pgautofailover.set_node_replication_quorum('default', $1, false)", [standbyName]);
-    await until('the primary to stop waiting for the standby', async () => (await stateOf(primary))?.reported === 'primary'
-      && (await query<{ names: string }>(ha.nodeUrl(primary), "select current_setting('synchronous_standby_names') as names"))[0]?.names === '', 120_000, 250);
-    // And a late one: it applies each commit 5 s after the primary made it. PostgREST logs in there
-    // first, and ends on a password it does not know yet.
-    const applyDelay = async (setting: string) => {
-      await query(ha.nodeUrl(standby), `alter system ${setting}`);
-      await query(ha.nodeUrl(standby), 'select pg_reload_conf()');
-    };
-    await applyDelay("set recovery_min_apply_delay = '5s'");
-    const mark = stack.logs.length;
-    stack = await stack.restart({ AUTHENTICATOR_PASSWORD: randomBytes(24).toString('hex') });
-    ha = stack.ha!;
-    await applyDelay('reset recovery_min_apply_delay');
-
-    // No failover on the way: the primary came back as the primary, and no node was demoted or promoted.
-    expect(await primaryIndex()).toBe(primary);
-    expect(stack.logs.slice(mark).filter((line) => /FSM transition .* to "(draining|demote_timeout|demoted|prepare_promotion|stop_replication)"/.test(line))).toEqual([]);
-    const health = await fetch(api() + API_PATHS.HEALTH, { headers: { apikey: stack.cfg.ANON_KEY } });
-    expect(health.status).toBe(200);
-    expect(await postgrestSessions(standby)).toBeGreaterThan(0);
-    const [login] = await query<{ role: string }>(ha.nodeUrl(standby, 'authenticator'), 'select current_user as role');
-    expect(login!.role).toBe('authenticator');
-  }, 300_000);
 });

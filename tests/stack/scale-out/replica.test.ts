@@ -2,89 +2,34 @@
 // replica made by pg_basebackup -R from the stack's primary, while the writer writes on the primary.
 // Its answers catch up with the primary's, it says the same bytes as the primary's node once they
 // have, and its health tells the truth about lag: with replay paused (pg_wal_replay_pause), a write
-// on the primary makes the replica's lag grow and its status degrade; resumed, it recovers. Cut off
-// from the primary (its role may not log in, its walsender is ended), health says at once that it
-// is not streaming; its slot keeps what the primary writes meanwhile, and reconnected it catches up.
-// Past the slot's cap the primary gives the slot up, and the replica, started again, copies it anew.
+// on the primary makes the replica's lag grow and its status degrade; resumed, it recovers. `npm start`
+// with NODE_DATABASE_URL serves it as a node. Its link with the primary: replica-stream.test.ts.
 import { spawn } from 'node:child_process';
-import { chmodSync, mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { chmodSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { addDays, todayUtc } from '../../../contract/dates.ts';
 import { API_PATHS, SITE_PATHS } from '../../../contract/paths.ts';
 import { ROOT_DIR } from '../../../config/checkout.ts';
-import { REPLICATION_ROLE, SLOT_WAL_CAP } from '../../../stack/database.ts';
 import { freePort, waitUntil } from '../../../stack/processes.ts';
-import { DEFAULT_REPLICA_SLOT, openReplica } from '../../../stack/replica.ts';
-import { supervise } from '../../../stack/supervisor.ts';
 import { CACHED_PATHS, CODINGS, expectSameAnswers } from '../../support/nodes.ts';
 import { query } from '../../support/db.ts';
-import { startTestNode, startTestReplica, startTestStack, type TestNode, type TestReplica, type TestStack } from '../../support/stack.ts';
-import { cliEnv, runCli } from '../../support/writer.ts';
+import { apiOf, one, replicaTools, signsOfLife, siteOf, startReplicaSetup, today, type Health } from '../../support/replica.ts';
+import type { TestNode, TestReplica, TestStack } from '../../support/stack.ts';
 
 let stack: TestStack;
 let replica: TestReplica;
 let node: TestNode;
-const today = todayUtc();
-
-/** Writes through the real writer CLI (`npm run writer -- import -`), on the primary. */
-async function importEvents(events: object[]) {
-  const result = await runCli(['import', '-'], cliEnv(stack), events.map((e) => JSON.stringify(e)).join('\n') + '\n');
-  expect(result.code, result.stderr).toBe(0);
-}
-const justNow = () => new Date(Date.now() - 1000).toISOString();
-/** What keeps health "ok": a fresh accrual and a writer heartbeat. */
-const signsOfLife = () => [{ type: 'accrual', at: justNow(), usd: 3.5, markets: 4 }, { type: 'heartbeat', at: justNow() }];
-
-const one = async <T>(url: string, sql: string, values: unknown[] = []) => (await query<{ v: T }>(url, sql, values))[0]!.v;
-
-type Health = { status: string; checked_at: string; data: { replica_lag_seconds: number | null; replica_streaming: boolean | null } | null };
-const healthVia = async (apiOrigin: string): Promise<Health> =>
-  (await fetch(apiOrigin + API_PATHS.HEALTH, { headers: { apikey: stack.cfg.ANON_KEY } })).json() as Promise<Health>;
-const apiOf = (cfg: TestNode['cfg']) => `http://${cfg.bindHost}:${cfg.apiPort}`;
-const siteOf = (cfg: TestNode['cfg']) => `http://${cfg.bindHost}:${cfg.sitePort}`;
+const { importEvents, healthVia } = replicaTools(() => stack);
 const statsVia = async (origin: string, init: RequestInit = {}) => {
   const res = await fetch(origin + API_PATHS.STATS, { ...init, headers: { apikey: stack.cfg.ANON_KEY, ...init.headers } });
   expect(res.status).toBe(200);
   return res.text();
 };
 
-/** Whether the replica's WAL receiver streams, as the superuser sees it. */
-const streams = () => one<boolean>(replica.adminUrl, `select exists (select from pg_stat_wal_receiver where status = 'streaming') as v`);
-/** Cuts the replica off its primary: its role may no longer log in, and its walsender is ended. */
-async function cutOff() {
-  await query(stack.db.adminUrl, `alter role ${REPLICATION_ROLE} nologin`);
-  await query(stack.db.adminUrl, 'select pg_terminate_backend(pid) from pg_stat_replication where usename = $1', [REPLICATION_ROLE]);
-  await waitUntil('the replica to stop streaming', async () => !(await streams()), 10_000);
-}
-const reconnect = () => query(stack.db.adminUrl, `alter role ${REPLICATION_ROLE} login`);
-type Slot = { active: boolean; wal_status: string | null; restart_lsn: string | null };
-const slotOnPrimary = async () => (await query<Slot>(stack.db.adminUrl,
-  'select active, wal_status, restart_lsn::text from pg_replication_slots where slot_name = $1', [DEFAULT_REPLICA_SLOT]))[0];
-/** Fills `segments` WAL segments on the primary (a record each, then a switch), then checkpoints. */
-async function writeWal(segments: number) {
-  for (let i = 0; i < segments; i++) {
-    await query(stack.db.adminUrl, `select pg_logical_emit_message(false, 'replica-test', 'filler')`);
-    await query(stack.db.adminUrl, 'select pg_switch_wal()');
-  }
-  await query(stack.db.adminUrl, 'checkpoint');
-}
-const lastNightOn = async (url: string) => (await one<Record<string, unknown>>(url, 'select public.landing_stats() as v')).last_night_usd;
-
 beforeAll(async () => {
-  stack = await startTestStack();
-  const events: object[] = [];
-  for (let i = 40; i >= 1; i--) {
-    const date = addDays(today, -i);
-    events.push({ type: 'payout', date, usd: 30 + (i % 7) + 0.5 });
-    if (i % 2) events.push({ type: 'trading_cost', date, usd: (i % 5) - 2 });
-    events.push({ type: 'capital', at: `${date}T12:00:00Z`, cash_usd: 4000 + i, inventory_usd: 120.25, positions: 3 });
-  }
-  await importEvents([...events, ...signsOfLife()]);
-  replica = await startTestReplica(stack);
-  node = await startTestNode(stack, { authenticatorUrl: replica.urlFor('authenticator'), replica: true });
+  ({ stack, replica, node } = await startReplicaSetup());
 }, 180_000);
 
 afterAll(async () => {
@@ -236,136 +181,4 @@ describe('a streaming read replica', () => {
       rmSync(dir, { recursive: true, force: true });
     }
   }, 90_000);
-
-  it('is copied once: stopped and started again, it runs from its own cluster, still a standby', async () => {
-    await replica.stop();
-    await replica.start();
-    expect(replica.logs.filter((line) => line.includes('copying the primary'))).toHaveLength(1);
-    expect(await one(replica.adminUrl, 'select pg_is_in_recovery() as v')).toBe(true);
-    await importEvents(signsOfLife());
-    const writer = async (url: string) => JSON.stringify((await one<{ writer: unknown }>(url, 'select public.landing_health() as v')).writer);
-    const primary = await writer(stack.db.adminUrl);
-    await waitUntil('the restarted replica to stream the new heartbeat', async () => (await writer(replica.adminUrl)) === primary, 20_000);
-  });
-
-  it("says at once when it is cut off from its primary: not streaming, degraded, its lag the age of its last replayed commit; reconnected, it recovers", async () => {
-    await query(stack.db.adminUrl, 'update stats.settings set replica_lag_max_seconds = 60');
-    await importEvents(signsOfLife());
-    // Streaming: read through landing_health, a definer function of stats_owner, which may not read the
-    // WAL receiver's status itself.
-    await waitUntil('the replica to be ok and streaming', async () => {
-      const h = await healthVia(apiOf(node.cfg));
-      return h.status === 'ok' && h.data?.replica_streaming === true && h.data.replica_lag_seconds === 0;
-    }, 20_000);
-    expect((await healthVia(apiOf(stack.cfg))).data).toMatchObject({ replica_streaming: null, replica_lag_seconds: null });
-
-    await cutOff();
-    try {
-      await sleep(1100);
-      // One probe of the API host (which does not cache health) tells.
-      const cut = await healthVia(apiOf(node.cfg));
-      expect(cut).toMatchObject({ status: 'degraded', data: { replica_streaming: false } });
-      // Not 0, though all it received is replayed: the age of its last replayed commit, from before the cut.
-      expect(cut.data!.replica_lag_seconds).toBeGreaterThanOrEqual(1);
-      // With the clock pinned: well within the bound, and still degraded, for it is not streaming.
-      const replayedAt = await one<Date>(replica.adminUrl, 'select pg_last_xact_replay_timestamp() as v');
-      const pinned = await one<Health>(replica.adminUrl, 'select stats.health_at($1) as v', [new Date(replayedAt.getTime() + 30_500)]);
-      expect(pinned).toMatchObject({ status: 'degraded', data: { replica_lag_seconds: 30, replica_streaming: false } });
-      // The site host (past the edge's health cache) and the page say so too.
-      await waitUntil('the site host to say the replica is not streaming', async () => {
-        const site = await (await fetch(siteOf(node.cfg) + SITE_PATHS.SITE_HEALTH)).json() as Health;
-        return site.status === 'degraded' && site.data?.replica_streaming === false;
-      }, 15_000);
-      await waitUntil('the page to say so', async () => (await (await fetch(siteOf(node.cfg) + SITE_PATHS.HOME)).text())
-        .includes("Served by a read replica of the database that is not receiving the primary&#39;s changes; its data trails the primary by at most"), 15_000);
-    } finally {
-      await reconnect();
-    }
-    await waitUntil('the replica to stream again and be ok', async () => {
-      const h = await healthVia(apiOf(node.cfg));
-      return h.status === 'ok' && h.data?.replica_streaming === true && h.data.replica_lag_seconds === 0;
-    }, 30_000);
-  }, 90_000);
-
-  it('keeps its slot on the primary while cut off, and catches up by itself with what the primary wrote meanwhile', async () => {
-    expect(await slotOnPrimary()).toMatchObject({ active: true, wal_status: 'reserved' });
-    await cutOff();
-    try {
-      await importEvents([{ type: 'payout', date: today, usd: 99.99 }, ...signsOfLife()]);
-      // Segments enough, and a checkpoint, for the primary to recycle what the replica needs, but for the slot.
-      await writeWal(3);
-      const slot = (await slotOnPrimary())!;
-      expect(slot).toMatchObject({ active: false, wal_status: 'reserved' });
-      const files = await query<{ name: string }>(stack.db.adminUrl, 'select name from pg_ls_waldir()');
-      const needed = await one<string>(stack.db.adminUrl, 'select pg_walfile_name($1::pg_lsn) as v', [slot.restart_lsn]);
-      const current = await one<string>(stack.db.adminUrl, 'select pg_walfile_name(pg_current_wal_lsn()) as v');
-      expect(current > needed).toBe(true);
-      expect(files.map((f) => f.name)).toContain(needed);
-      expect(await lastNightOn(replica.adminUrl)).not.toBe(99.99);
-    } finally {
-      await reconnect();
-    }
-    await waitUntil('the replica to catch up', async () => (await lastNightOn(replica.adminUrl)) === 99.99, 30_000);
-    expect(await one(replica.adminUrl, 'select public.landing_stats() as v')).toEqual(await one(stack.db.adminUrl, 'select public.landing_stats() as v'));
-    expect(await slotOnPrimary()).toMatchObject({ active: true, wal_status: 'reserved' });
-    await waitUntil('the replica to be ok and streaming', async () => {
-      const h = await healthVia(apiOf(node.cfg));
-      return h.status === 'ok' && h.data?.replica_streaming === true;
-    }, 20_000);
-  }, 90_000);
-
-  it('past the cap, the primary gives its slot up; started again, the replica copies the primary anew and streams', async () => {
-    const copies = () => replica.logs.filter((line) => line.includes('copying the primary')).length;
-    const before = copies();
-    await cutOff();
-    try {
-      // A cap of 1 MB, smaller than one segment: the next checkpoint gives the slot up.
-      await query(stack.db.adminUrl, `alter system set max_slot_wal_keep_size = '1MB'`);
-      await query(stack.db.adminUrl, 'select pg_reload_conf()');
-      await importEvents([{ type: 'payout', date: today, usd: 111.11 }, ...signsOfLife()]);
-      await writeWal(3);
-      expect(await slotOnPrimary()).toMatchObject({ active: false, wal_status: 'lost', restart_lsn: null });
-    } finally {
-      await query(stack.db.adminUrl, `alter system set max_slot_wal_keep_size = '${SLOT_WAL_CAP}'`);
-      await query(stack.db.adminUrl, 'select pg_reload_conf()');
-      await reconnect();
-    }
-    // Reconnected, it cannot catch up: the WAL it needs is gone.
-    await sleep(8000);
-    expect(await lastNightOn(replica.adminUrl)).not.toBe(111.11);
-    expect(await one(replica.adminUrl, 'select pg_is_in_recovery() as v')).toBe(true);
-
-    await replica.stop();
-    await replica.start();
-    expect(replica.logs.join('\n')).toContain(`db-replica: the primary has lost the slot ${DEFAULT_REPLICA_SLOT}, so this copy cannot catch up`);
-    expect(copies()).toBe(before + 1);
-    expect(await lastNightOn(replica.adminUrl)).toBe(111.11);
-    expect(await slotOnPrimary()).toMatchObject({ active: true, wal_status: 'reserved' });
-    // The old copy, moved aside, is gone once the new one is in place.
-    const cluster = await one<string>(replica.adminUrl, "select current_setting('data_directory') as v");
-    expect(readdirSync(path.dirname(cluster))).toEqual([path.basename(cluster)]);
-    await importEvents(signsOfLife());
-    await waitUntil('the new copy to stream and be ok', async () => {
-      const h = await healthVia(apiOf(node.cfg));
-      return h.status === 'ok' && h.data?.replica_streaming === true && h.data.replica_lag_seconds === 0;
-    }, 30_000);
-  }, 120_000);
-
-  it('says why when it cannot copy the primary, and leaves no half-made copy', async () => {
-    const dir = mkdtempSync(path.join(tmpdir(), 'public-stats-replica-'));
-    chmodSync(dir, 0o755);
-    const logs: string[] = [];
-    const log = (line: string) => logs.push(line);
-    try {
-      await expect(openReplica({ ...stack.cfg, dataDir: dir }, {
-        primaryUrl: stack.db.adminUrl, replicationPassword: 'not-the-password', dir: path.join(dir, 'replica'), port: await freePort(), log,
-        supervise: (name, launch) => supervise(name, launch, { log, onGiveUp: log }),
-      })).rejects.toThrow(/postgres-replica exited during start-up/);
-      expect(logs.join('\n')).toMatch(/password authentication failed for user "stats_replicator"/);
-      expect(readdirSync(path.join(dir, 'replica'))).toEqual([]);
-    } finally {
-      rmSync(dir, { recursive: true, force: true });
-    }
-  });
 });
-
