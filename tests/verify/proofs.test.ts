@@ -1,8 +1,8 @@
 // The verifier's RFC 9162 proof checks (https://www.rfc-editor.org/rfc/rfc9162#section-2.1.3.2 and
 // §2.1.4.2) against the proofs the service's own tree makes (which Go's sumdb/tlog checks in
-// verifiable.test.ts), for every pair of sizes up to 40, powers of two and their neighbours
-// included; the proofs the verifier makes itself for its evidence are the same; and each check fails
-// on a changed hash, a wrong size or a proof cut short.
+// verifiable-log.test.ts and verifiable-tampering.test.ts), for every pair of sizes up to 40, powers
+// of two and their neighbours included; the proofs the verifier makes itself for its evidence are the
+// same; and each check fails on a changed hash, a wrong size or a proof cut short.
 import { describe, expect, it } from 'vitest';
 import { buildTree, type Tree } from '../../contract/tlog/merkle.ts';
 import { consistencyProof, leafHash, subtreeLevels, verifyConsistency, verifyInclusion } from '../../log-reader/tree.ts';
