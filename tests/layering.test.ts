@@ -2,13 +2,17 @@
 // room, and ROOMS (tests/support/rooms.ts) says what each may import. The imports are the TypeScript
 // compiler's own account of why each file is in the program (--explainFiles), so type-only imports,
 // re-exports and dynamic import() count like any other; an import between two rooms that no line
-// allows fails, and so does a room no line names, and any circle of imports.
+// allows fails, and so does a room no line names, and any circle of imports; and no module is longer
+// than one person reads in one sitting.
 import { execFileSync } from 'node:child_process';
-import { readdirSync } from 'node:fs';
+import { readdirSync, readFileSync } from 'node:fs';
 import path from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { ROOT_DIR } from '../config/checkout.ts';
 import { ROOMS, TEST_FOLDERS_BESIDE_ROOMS } from './support/rooms.ts';
+
+/** What one person reads in one sitting. */
+const MAX_MODULE_LINES = 300;
 
 const roomOf = (file: string): string => file.split('/')[0]!;
 
@@ -88,6 +92,13 @@ describe('the layering of imports', () => {
   it('mirrors the rooms in the tests: each folder of tests/ is a room\'s, or holds what the tests share', () => {
     const folders = readdirSync(path.join(ROOT_DIR, 'tests'), { withFileTypes: true }).filter((d) => d.isDirectory()).map((d) => d.name);
     expect(folders.filter((f) => !(f in ROOMS) && !TEST_FOLDERS_BESIDE_ROOMS.includes(f))).toEqual([]);
+  });
+
+  it('keeps every hand-written module, tests and tools included, to one sitting: at most 300 lines', () => {
+    const modules = execFileSync('git', ['ls-files', '--cached', '--others', '--exclude-standard', '*.ts', '*.go', '*.sh', '*.js', '*.mjs'], { cwd: ROOT_DIR, encoding: 'utf8' }).split('\n').filter(Boolean);
+    expect(modules.length).toBeGreaterThan(300);
+    const long = modules.map((file) => ({ file, lines: readFileSync(path.join(ROOT_DIR, file), 'utf8').split('\n').length - 1 })).filter(({ lines }) => lines > MAX_MODULE_LINES);
+    expect(long).toEqual([]);
   });
 
   it('finds no import against the layering', () => {
