@@ -14,6 +14,7 @@ import { SERVER_MALLOC_ENV } from '../../stack/database.ts';
 import { EDGE_MALLOC_ENV, EDGE_NODE_FLAGS } from '../../stack/edge.ts';
 import { findNginx } from '../../stack/nginx.ts';
 import { compose, composeText, services } from '../support/compose.ts';
+import { ROOMS } from '../support/rooms.ts';
 import { envExampleNames } from '../support/env-example.ts';
 import { WRITER_COMMAND } from '../support/writer.ts';
 
@@ -35,6 +36,13 @@ describe('docker-compose.yml', () => {
     const valid = ajv.validate(schema, compose); // with YAML merge keys resolved, as Compose reads it
     expect(ajv.errors ?? [], JSON.stringify(ajv.errors, null, 2)).toEqual([]);
     expect(valid).toBe(true);
+  });
+
+  it('builds the app image with every room of code but the witness, which other people run, and the benchmark', () => {
+    const dockerfile = readFileSync(path.join(ROOT_DIR, 'scripts/deploy/Dockerfile'), 'utf8');
+    const copied = [...dockerfile.matchAll(/^COPY (\S+) \.\/\1$/gm)].map((m) => m[1]!);
+    expect(copied.filter((dir) => dir in ROOMS).sort()).toEqual(Object.keys(ROOMS).filter((room) => room !== 'witness' && room !== 'bench').sort());
+    expect(copied).toEqual(expect.arrayContaining(['sql', 'supabase']));
   });
 
   it('has the services the design names, the database on a named volume', () => {
