@@ -147,13 +147,17 @@ async function importCommand(cfg: WriterConfig, log: Logger, file: string, dutie
     return 1;
   }
   const db = openWriterDb(cfg.databaseUrl);
+  let written = false;
   try {
     await importEvents(db, input, log, cfg.importEarliestYear);
+    written = true;
     await logDuties(db, duties);
     return 0;
   } catch (error) {
     // The server went silent, perhaps while it committed: only it knows whether the import landed.
-    if (error instanceof SilentServer) log.error(`import stopped: ${error.message}. Whether it was written is unknown: \`npm run writer -- status\` tells, and importing the same input again is safe (it changes nothing twice).`);
+    if (error instanceof SilentServer && !written) log.error(`import stopped: ${error.message}. Whether it was written is unknown: \`npm run writer -- status\` tells, and importing the same input again is safe (it changes nothing twice).`);
+    // The import committed; what failed is the log's work after it, which the next write or `sign` does again.
+    else if (written) log.error(`the import was written, but the log's work after it failed: ${(error as Error).message}. \`npm run writer -- status\` tells what the log holds, and \`npm run writer -- sign\` signs what is not yet signed.`);
     else log.error(`import failed, nothing was written: ${(error as Error).message}`);
     return 1;
   } finally {
