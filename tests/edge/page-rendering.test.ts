@@ -7,7 +7,7 @@ import type { Browser } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { wcagViolations } from '../support/axe.ts';
 import type { TestStack } from '../support/stack.ts';
-import { OUT_DIR, readable, startLandingStacks, usd } from '../support/landing-stacks.ts';
+import { OUT_DIR, readable, startLandingStacks, stopLandingStacks, usd } from '../support/landing-stacks.ts';
 
 let browser: Browser;
 let demo: TestStack;
@@ -17,10 +17,7 @@ beforeAll(async () => {
   ({ demo, imported, browser } = await startLandingStacks());
 }, 120_000);
 
-afterAll(async () => {
-  await browser?.close();
-  await Promise.all([demo?.destroy(), imported?.destroy()]);
-});
+afterAll(() => stopLandingStacks({ demo, imported, browser }));
 
 describe('the landing page on a phone', () => {
   it('fits a narrow screen without sideways scrolling', async () => {

@@ -13,7 +13,7 @@ import { AuditSchema } from '../../contract/records.ts';
 import { esc } from '../../edge/page/escape.ts';
 import { query } from '../support/db.ts';
 import { eventually } from '../support/edge.ts';
-import { OUT_DIR, readable, startLandingStacks, usd } from '../support/landing-stacks.ts';
+import { OUT_DIR, readable, startLandingStacks, stopLandingStacks, usd } from '../support/landing-stacks.ts';
 import { signedAttestation, type AttestationFacts } from '../support/records.ts';
 
 /** Every titled row of the documents table is linked from the page. */
@@ -27,10 +27,7 @@ beforeAll(async () => {
   ({ demo, imported, browser } = await startLandingStacks());
 }, 120_000);
 
-afterAll(async () => {
-  await browser?.close();
-  await Promise.all([demo?.destroy(), imported?.destroy()]);
-});
+afterAll(() => stopLandingStacks({ demo, imported, browser }));
 
 async function openWithoutJs(siteUrl: string): Promise<{ page: Page; requested: string[]; close(): Promise<void> }> {
   const context = await browser.newContext({ javaScriptEnabled: false, viewport: { width: 1000, height: 900 } });

@@ -46,6 +46,12 @@ export async function startLandingStacks(): Promise<{ demo: TestStack; imported:
   return { demo, imported, browser };
 }
 
+/** Stops what startLandingStacks started, whatever part of it did start. */
+export async function stopLandingStacks({ demo, imported, browser }: Partial<{ demo: TestStack; imported: TestStack; browser: Browser }>): Promise<void> {
+  await browser?.close();
+  await Promise.all([demo?.destroy(), imported?.destroy()]);
+}
+
 /** An amount in dollars as the page writes it: "$1,234.50". */
 export const usd = (n: number) => `$${n.toLocaleString('en-US', { minimumFractionDigits: 2, maximumFractionDigits: 2 })}`;
 /** An ISO instant as the page should show it to a person: "26 Nov 2026, 07:27 UTC". */

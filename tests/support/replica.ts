@@ -50,8 +50,14 @@ export async function startReplicaSetup(): Promise<{ stack: TestStack; replica: 
     return { stack, replica, node };
   } catch (error) {
     // Nothing of a start that failed outlives it.
-    await replica?.destroy();
-    await stack.destroy();
+    await stopReplicaSetup({ stack, replica });
     throw error;
   }
+}
+
+/** Stops what startReplicaSetup started, the node first and the primary last. */
+export async function stopReplicaSetup({ stack, replica, node }: Partial<{ stack: TestStack; replica: TestReplica; node: TestNode }>): Promise<void> {
+  await node?.destroy();
+  await replica?.destroy();
+  await stack?.destroy();
 }

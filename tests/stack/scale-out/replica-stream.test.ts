@@ -12,7 +12,7 @@ import { freePort, waitUntil } from '../../../stack/processes.ts';
 import { DEFAULT_REPLICA_SLOT, openReplica } from '../../../stack/replica.ts';
 import { supervise } from '../../../stack/supervisor.ts';
 import { query } from '../../support/db.ts';
-import { apiOf, one, replicaTools, signsOfLife, siteOf, startReplicaSetup, today, type Health } from '../../support/replica.ts';
+import { apiOf, one, replicaTools, signsOfLife, siteOf, startReplicaSetup, stopReplicaSetup, today, type Health } from '../../support/replica.ts';
 import type { TestNode, TestReplica, TestStack } from '../../support/stack.ts';
 
 let stack: TestStack;
@@ -46,11 +46,7 @@ beforeAll(async () => {
   ({ stack, replica, node } = await startReplicaSetup());
 }, 180_000);
 
-afterAll(async () => {
-  await node?.destroy();
-  await replica?.destroy();
-  await stack?.destroy();
-});
+afterAll(() => stopReplicaSetup({ stack, replica, node }));
 
 describe('a streaming read replica', () => {
   it('is copied once: stopped and started again, it runs from its own cluster, still a standby', async () => {

@@ -15,7 +15,7 @@ import { ROOT_DIR } from '../../../config/checkout.ts';
 import { freePort, waitUntil } from '../../../stack/processes.ts';
 import { CACHED_PATHS, CODINGS, expectSameAnswers } from '../../support/nodes.ts';
 import { query } from '../../support/db.ts';
-import { apiOf, one, replicaTools, signsOfLife, siteOf, startReplicaSetup, today, type Health } from '../../support/replica.ts';
+import { apiOf, one, replicaTools, signsOfLife, siteOf, startReplicaSetup, stopReplicaSetup, today, type Health } from '../../support/replica.ts';
 import type { TestNode, TestReplica, TestStack } from '../../support/stack.ts';
 
 let stack: TestStack;
@@ -32,11 +32,7 @@ beforeAll(async () => {
   ({ stack, replica, node } = await startReplicaSetup());
 }, 180_000);
 
-afterAll(async () => {
-  await node?.destroy();
-  await replica?.destroy();
-  await stack?.destroy();
-});
+afterAll(() => stopReplicaSetup({ stack, replica, node }));
 
 describe('a streaming read replica', () => {
   it('is a hot standby of the primary: it answers reads and refuses writes and LISTEN', async () => {
