@@ -1,14 +1,23 @@
-// The disclosure bundle: what the owner hands one auditor to open chosen nights. It names the wallet,
-// so whoever holds it can follow the account's whole public history on the chain.
+// The disclosure bundle: what the owner hands one auditor to open the nights an audit's opening
+// chose. It names the wallet, so whoever holds it can follow the account's whole public history on
+// the chain. Its nights are grouped by the wallet commitment in force when each was logged, one
+// section per wallet commitment, each with the wallet's opening and its owner's control signature.
 import { readFileSync } from 'node:fs';
 import { ADDRESS, DIGEST_BASE64, payloadProblem, readSalt, type NightPayload } from '../contract/audit/commitment.ts';
-import { NONCE } from '../contract/audit/control.ts';
+import { AUDIT_NONCE } from '../contract/audit/opening.ts';
 import { isCalendarDate } from '../contract/dates.ts';
 
-export const BUNDLE_FORMAT = 'public-stats audit bundle v1';
+export const BUNDLE_FORMAT = 'public-stats audit bundle v2';
 export const BUNDLE_WARNING = 'This bundle names the account\'s wallet: whoever holds it can follow the account\'s whole public history on the chain. Give it to the auditor alone.';
 
 export interface BundleNight { date: string; log_index: number; salt: string; payload: NightPayload }
+
+export interface BundleSection {
+  wallet: { address: string; salt: string; commitment: string };
+  /** The wallet owner's EIP-191 signature of the control message for this wallet and the audit's nonce. */
+  signature: string;
+  nights: BundleNight[];
+}
 
 export interface Bundle {
   format: typeof BUNDLE_FORMAT;
@@ -16,11 +25,11 @@ export interface Bundle {
   demo: boolean;
   origin: string;
   log_key: string;
-  /** The draw the nights came from: k nights from the root of checkpoint `checkpoint`; null for nights named by the owner. */
-  sample: { k: number; checkpoint: number } | null;
-  wallet: { address: string; salt: string; commitment: string };
-  control: { nonce: string; signature: string };
-  nights: BundleNight[];
+  /** The index of the audit's opening entry in the log. */
+  opening: number;
+  /** The auditor's revealed nonce, whose SHA-256 the opening names. */
+  nonce: string;
+  sections: BundleSection[];
 }
 
 const isRecord = (v: unknown): v is Record<string, unknown> => v !== null && typeof v === 'object' && !Array.isArray(v);
@@ -36,20 +45,23 @@ export function readBundle(file: string): Bundle {
   if (!isRecord(value) || value.format !== BUNDLE_FORMAT) return wrong(`its format is not "${BUNDLE_FORMAT}"`);
   const b = value;
   if (typeof b.demo !== 'boolean' || typeof b.origin !== 'string' || typeof b.log_key !== 'string') wrong('demo, origin or log_key is missing');
-  if (b.sample !== null && !(isRecord(b.sample) && index(b.sample.k) && index(b.sample.checkpoint))) wrong('sample is neither null nor {k, checkpoint}');
-  const w = b.wallet;
-  if (!isRecord(w) || typeof w.address !== 'string' || !ADDRESS.test(w.address) || !readSalt(w.salt) || typeof w.commitment !== 'string' || !DIGEST_BASE64.test(w.commitment)) {
-    wrong('wallet is not {address (lowercase 0x), salt, commitment}');
-  }
-  const c = b.control;
-  if (!isRecord(c) || typeof c.nonce !== 'string' || !NONCE.test(c.nonce) || typeof c.signature !== 'string' || !/^0x[0-9a-fA-F]+$/.test(c.signature)) {
-    wrong('control is not {nonce, signature (0x hex)}');
-  }
-  if (!Array.isArray(b.nights) || b.nights.length === 0) wrong('it opens no night');
-  for (const [i, n] of (b.nights as unknown[]).entries()) {
-    if (!isRecord(n) || typeof n.date !== 'string' || !isCalendarDate(n.date) || !index(n.log_index) || !readSalt(n.salt)) wrong(`night ${i + 1} is not {date, log_index, salt, payload}`);
-    const problem = payloadProblem((n as Record<string, unknown>).payload);
-    if (problem) wrong(`night ${i + 1}: ${problem}`);
+  if (!index(b.opening)) wrong('opening is not an entry index');
+  if (typeof b.nonce !== 'string' || !AUDIT_NONCE.test(b.nonce)) wrong('nonce is not the auditor\'s nonce (32 to 128 letters, digits, dots, colons, underscores or hyphens)');
+  if (!Array.isArray(b.sections) || b.sections.length === 0) wrong('it has no section');
+  for (const [s, section] of (b.sections as unknown[]).entries()) {
+    const where = `section ${s + 1}`;
+    if (!isRecord(section)) return wrong(`${where} is not an object`);
+    const w = section.wallet;
+    if (!isRecord(w) || typeof w.address !== 'string' || !ADDRESS.test(w.address) || !readSalt(w.salt) || typeof w.commitment !== 'string' || !DIGEST_BASE64.test(w.commitment)) {
+      wrong(`${where}: wallet is not {address (lowercase 0x), salt, commitment}`);
+    }
+    if (typeof section.signature !== 'string' || !/^0x[0-9a-fA-F]+$/.test(section.signature)) wrong(`${where}: signature is not 0x and hex digits`);
+    if (!Array.isArray(section.nights) || section.nights.length === 0) wrong(`${where} opens no night`);
+    for (const [i, n] of (section.nights as unknown[]).entries()) {
+      if (!isRecord(n) || typeof n.date !== 'string' || !isCalendarDate(n.date) || !index(n.log_index) || !readSalt(n.salt)) wrong(`${where}, night ${i + 1} is not {date, log_index, salt, payload}`);
+      const problem = payloadProblem((n as Record<string, unknown>).payload);
+      if (problem) wrong(`${where}, night ${i + 1}: ${problem}`);
+    }
   }
   return value as unknown as Bundle;
 }

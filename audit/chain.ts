@@ -3,10 +3,13 @@
 // parseEventLogs, never by hand) in successful transactions, sent by a listed payer in a listed token
 // to the wallet, mined within the night; and the wallet's owner signed the auditor's message, checked
 // by viem's verifyMessage: an EOA's address recovered from the signature, or a contract wallet's
-// EIP-1271 isValidSignature (https://eips.ethereum.org/EIPS/eip-1271) accepting it.
-import { createPublicClient, erc20Abi, http, parseEventLogs, type Hex, type PublicClient } from 'viem';
+// EIP-1271 isValidSignature (https://eips.ethereum.org/EIPS/eip-1271) accepting it. A payer row that
+// requires an event (contract/audit/payers.ts) counts a Transfer only beside that event, emitted by
+// the payer in the same transaction for the wallet, decoded from the row's ABI item by parseEventLogs:
+// a sponsorship contract's refund to a sponsor is a Transfer from the same payer without it.
+import { createPublicClient, erc20Abi, http, parseEventLogs, type Hex, type Log, type PublicClient } from 'viem';
 import type { Transfer } from '../contract/audit/commitment.ts';
-import { countsAsReward, type PayerRow } from '../contract/audit/payers.ts';
+import { countsAsReward, payerRows, type PayerRow } from '../contract/audit/payers.ts';
 import { DAY_MS, midnightMs } from '../contract/dates.ts';
 
 export interface Chain { client: PublicClient; chainId: number }
@@ -22,6 +25,23 @@ export async function connectChain(rpc: string): Promise<Chain> {
 
 /** A Transfer log already counted, by transaction and log index, so no log pays two claims. */
 export type UsedLogs = Set<string>;
+
+/** Under which of `rows` a Transfer of `amount` to `wallet` counts: true for a row that requires no
+ * event, else the key of an unused log of a row's event for the wallet (and that amount, when the row
+ * names its amount argument); undefined when none does. */
+function rewardProof(rows: readonly PayerRow[], logs: readonly Log[], wallet: string, amount: bigint, used: UsedLogs, tx: string): true | string | undefined {
+  if (rows.some((r) => !r.event)) return true;
+  for (const { event, payer } of rows) {
+    if (!event) continue;
+    const fromPayer = logs.filter((l) => l.address.toLowerCase() === payer);
+    const arg = (args: unknown, name: string): unknown => Array.isArray(args) ? args[event.abi.inputs.findIndex((i) => i.name === name)] : (args as Record<string, unknown>)[name];
+    const found = parseEventLogs({ abi: [event.abi], logs: fromPayer }).find((l) => !used.has(`${tx}:${l.logIndex}`)
+      && String(arg(l.args, event.recipient)).toLowerCase() === wallet
+      && (event.amount === undefined || arg(l.args, event.amount) === amount));
+    if (found) return `${tx}:${found.logIndex}`;
+  }
+  return undefined;
+}
 
 /** Checks one claimed transfer of `night`; returns the reason it fails, or undefined when it matches. */
 export async function checkTransfer(chain: Chain, payers: readonly PayerRow[], night: string, wallet: string, claim: Transfer, used: UsedLogs, label: string): Promise<string | undefined> {
@@ -40,10 +60,21 @@ export async function checkTransfer(chain: Chain, payers: readonly PayerRow[], n
   const logs = parseEventLogs({ abi: erc20Abi, eventName: 'Transfer', logs: receipt.logs });
   const amount = BigInt(claim.amount);
   const toWallet = logs.filter((l) => l.args.to.toLowerCase() === wallet && !used.has(`${claim.tx}:${l.logIndex}`));
-  const match = toWallet.find((l) => l.args.value === amount && countsAsReward(payers, chain.chainId, l.address, l.args.from, night));
-  if (match) {
-    used.add(`${claim.tx}:${match.logIndex}`);
+  let withoutEvent: PayerRow | undefined;
+  for (const l of toWallet.filter((t) => t.args.value === amount)) {
+    const rows = payerRows(payers, chain.chainId, l.address, l.args.from, night);
+    if (rows.length === 0) continue;
+    const proof = rewardProof(rows, receipt.logs, wallet, amount, used, claim.tx);
+    if (proof === undefined) {
+      withoutEvent ??= rows.find((r) => r.event);
+      continue;
+    }
+    used.add(`${claim.tx}:${l.logIndex}`);
+    if (proof !== true) used.add(proof);
     return undefined;
+  }
+  if (withoutEvent) {
+    return `${label}: its Transfer comes from the payer of row ${withoutEvent.row} of the payer list without that contract's ${withoutEvent.event!.abi.name} event for the wallet in the same transaction: a refund or withdrawal, not a reward`;
   }
   const unlisted = toWallet.find((l) => l.args.value === amount);
   if (unlisted) {

@@ -46,12 +46,14 @@ export type LogHead = z.infer<typeof LogHeadSchema>;
 
 export const AuditSchema = z.object({
   date: date.describe('The day the auditor checked (UTC), as its signed attestation states.'),
-  auditor: z.string().describe("The auditor's key name: the name on its attestation's signature line (https://c2sp.org/signed-note)."),
-  nights_checked: z.int().min(1).describe("How many nights the auditor drew at random from the log and checked against the chain: each night's log entry carries a commitment to that night's reward transfers (`transfers`), which the auditor opened and compared with the transfers on the chain."),
+  auditor: z.string().describe("The auditor's key name: the name on its attestation's signature line (https://c2sp.org/signed-note). Only an auditor the log's published policy lists ({base_url}/log/policy, an `auditor` line) is shown here."),
+  chosen: z.enum(['drawn', 'named']).describe('How the nights were chosen: "drawn" at random from the checkpoint\'s root and the auditor\'s secret nonce, after the audit was opened in the log (the owner could not steer the draw); "named" by the owner, so they were not drawn at random and say nothing of the nights not named.'),
+  result: z.enum(['pass', 'fail']).describe('The audit\'s outcome as the auditor signed it: "pass" only when every night checked matched the chain; failed audits are published and shown too.'),
+  nights_checked: z.int().min(1).describe("How many nights the auditor checked against the chain: each night's log entry carries a commitment to that night's reward transfers (`transfers`), which the auditor opened and compared with the transfers on the chain."),
   nights_matched: count.describe('How many of those nights matched: the transfers committed to are on the chain as committed. Fewer than nights_checked means a night did not match.'),
-  checkpoint_size: z.int().min(1).describe("The tree size of the log's signed checkpoint the auditor checked the nights against."),
+  checkpoint_size: z.int().min(1).describe("The tree size of the log's signed checkpoint the nights were chosen from and judged within: a night corrected after it fails."),
   published_at: timestamp.describe('When the attestation was published here (ISO 8601 UTC).'),
-}).describe("The latest independent audit: an auditor's signed attestation that it checked a few random nights' reward transfers against the chain. It covers those nights only, not the figures as a whole. Every attestation, signed, is at {base_url}/log/audits.").register(contract, { id: 'Audit' });
+}).describe("The latest independent audit by an auditor the log's policy lists: its signed attestation of a few nights' reward transfers checked against the chain, pass or fail. It covers those nights only, not the figures as a whole. Every attestation, signed, is at {base_url}/log/audits.").register(contract, { id: 'Audit' });
 export type Audit = z.infer<typeof AuditSchema>;
 
 const logCheckpoint = LogHeadSchema.nullable().describe('The transparency log state this record was computed against (its latest signed checkpoint); null before the log has one.');
@@ -73,7 +75,8 @@ export const StatsRecordSchema = z.looseObject({
   data_source: z.enum(['polymarket', 'import', 'demo']).nullable()
     .describe('Where the figures come from; "demo" means demo data, not the real account; null before any data.'),
   log_checkpoint: logCheckpoint,
-  audit: AuditSchema.nullable().describe('The latest published audit attestation (the latest by published_at); null until one is published.'),
+  audit: AuditSchema.nullable().describe("The latest published audit attestation by an auditor the log's policy lists (the latest by published_at); null until one is published."),
+  audits_unfinished: count.describe('How many audits were opened in the log (each begins with an entry naming its auditor, before anyone knows which nights it draws) and have no published attestation: audits under way, or abandoned.'),
 }).describe('The stats record (abridged: further top-level fields may appear). "No data" is null, never a made-up zero, except today\'s accrual and breadth, which are 0 when there is nothing for today.').register(contract, { id: 'StatsRecord' });
 export type StatsRecord = z.infer<typeof StatsRecordSchema>;
 
@@ -111,14 +114,15 @@ export const LogCheckpointSchema = z.object({
 }).describe('One signed checkpoint of the log.');
 
 export const PublishedAuditSchema = z.object({
-  note: z.string().describe("The attestation as its auditor signed it, verbatim: a signed note (https://c2sp.org/signed-note) whose body names the log's origin, the checkpoint checked against (its size and root), the chain, the nights checked, how many matched, the day and the auditor's verifier key, followed by the auditor's signature line."),
+  note: z.string().describe("The attestation as its auditor signed it, verbatim: a signed note (https://c2sp.org/signed-note) whose body names the log's origin and key, the checkpoint the nights were judged within (its size and root), the audit's opening entry, how the nights were chosen (drawn with the auditor's nonce, or named by the owner), the chain, the payer list's hash, each night with its entry and result, the overall result (pass or fail), the day and the auditor's verifier key, followed by the auditor's signature line."),
   published_at: timestamp.describe('When it was published here (ISO 8601 UTC).'),
+  listed: z.boolean().describe("Whether the log's policy ({base_url}/log/policy) lists its auditor (an `auditor` line); an attestation by a key it does not list is kept here and never shown as the audit."),
 }).describe('One published audit attestation.').register(contract, { id: 'PublishedAudit' });
 
 /** What {base_url}/log/audits serves. */
 export const AuditsRecordSchema = z.object({
   audits: z.array(PublishedAuditSchema).describe('Every published attestation, oldest first; empty until one is published.'),
-}).describe("Every independent audit attestation published for the log, verbatim: each is a signed note an auditor's Ed25519 key signed, stating which random nights it checked against the chain and how many matched.").register(contract, { id: 'AuditsRecord' });
+}).describe("Every independent audit attestation published for the log, verbatim, passed or failed: each is a signed note an auditor's Ed25519 key signed, stating how the nights were chosen, each night's result and the audit's.").register(contract, { id: 'AuditsRecord' });
 export type AuditsRecord = z.infer<typeof AuditsRecordSchema>;
 
 export const LogRecordSchema = z.looseObject({
@@ -172,11 +176,12 @@ export const WriterLivenessSchema = z.object({
 export const LogHealthSchema = z.object({
   size: count.describe('Entries in the latest signed checkpoint.'),
   witnessed: z.boolean().describe('Whether the log works under a witness policy; false: nobody else holds its checkpoints.'),
-  witnesses: z.int().min(1).nullable().describe('How many witnesses the policy names; null without a policy or before the first round.'),
+  witnesses: z.int().min(0).nullable().describe('How many witnesses the policy names (0 for one that trusts none, `quorum none`); null without a policy or before the first round.'),
   cosigned: count.nullable().describe('How many of them hold a fresh cosignature of the latest checkpoint; null without a policy.'),
   checked_at: timestamp.nullable().describe('When the witnesses were last asked; null without a policy or before the first round.'),
   quorum_cosigned_at: timestamp.nullable().describe("When the policy's quorum last cosigned; past 26 hours the status is \"degraded\"."),
   halted: z.string().nullable().describe('Why the log has stopped growing; null while it grows. A halted log makes the status "degraded".'),
+  waiting: z.string().nullable().describe('"written on one node, waiting for a standby" while the database fails over by itself and no standby that could take over holds what its primary writes: the newest nights are stored there alone, and the writer signs them only once a standby holds them. Makes the status "degraded". null otherwise.'),
 }).describe("The transparency log's state.").register(contract, { id: 'LogHealth' });
 
 export const HealthRecordSchema = z.looseObject({

@@ -39,6 +39,7 @@ export const STATS_TABLES = {
   quoted_market: { kind: 'data', demoRows: false, appendOnly: false },
   wallet_commitment: { kind: 'data', demoRows: true, appendOnly: false },
   night_transfers: { kind: 'data', demoRows: true, appendOnly: false },
+  transfer_opening: { kind: 'data', demoRows: false, appendOnly: true },
   history_snapshot: { kind: 'derived', demoRows: false, appendOnly: false },
   stats_snapshot: { kind: 'derived', demoRows: false, appendOnly: false },
 } as const satisfies Record<string, StatsTable>;

@@ -64,9 +64,9 @@ export interface LogReads {
   /** The landing_log record's JSON text. */
   log(): Promise<string>;
   /**
-   * What says the log has moved: landing_health's `log` part and latest payout, and the time the
-   * latest audit was published (landing_stats' `audit`, which no checkpoint marks); any change means
-   * read the log anew.
+   * What says the log has moved: landing_health's `log` part and latest payout, and the audits
+   * (landing_stats' `audit` and `audits_unfinished`, which no checkpoint marks); any change means read
+   * the log anew.
    */
   logState(): Promise<string>;
 }
@@ -84,8 +84,9 @@ export function postgrestReads(postgrestUpstream: string, timeoutMs: number, fet
     async logState() {
       const [healthText, statsText] = await Promise.all([read('landing_health'), read('landing_stats')]);
       const health = JSON.parse(healthText) as { log?: unknown; data?: { last_payout_date?: unknown } | null };
-      const stats = JSON.parse(statsText) as { audit?: { published_at?: unknown } | null };
-      return JSON.stringify([health.log ?? null, health.data?.last_payout_date ?? null, stats.audit?.published_at ?? null]);
+      // Every attestation closes an opening, so audits_unfinished moves with each one published, listed or not.
+      const stats = JSON.parse(statsText) as { audit?: unknown; audits_unfinished?: unknown };
+      return JSON.stringify([health.log ?? null, health.data?.last_payout_date ?? null, stats.audit ?? null, stats.audits_unfinished ?? null]);
     },
   };
 }

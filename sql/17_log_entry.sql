@@ -8,7 +8,8 @@
 --
 -- Besides nights the log holds the commitment to the wallet the rewards are paid to, an entry of
 -- its own kind ({"kind":"wallet",...}) with no date, appended whenever that commitment changes; the
--- nights and those entries share one sequence of indexes. Only a night has a date.
+-- nights and those entries share one sequence of indexes. An audit's opening is an entry of a third
+-- kind, "audit" (17_log_openings.sql). Only a night has a date.
 create table stats.log_entry (
   idx bigint primary key check (idx >= 0),
   date date,
@@ -19,7 +20,8 @@ create table stats.log_entry (
 );
 -- The latest entry of a date: history_at names it for each night, log_append compares against it.
 create index log_entry_date_idx on stats.log_entry (date, idx desc);
--- The latest wallet entry: log_append compares the wallet committed now against it.
+-- The latest wallet entry (the latest undated entry of kind "wallet"): log_append compares the wallet
+-- committed now against it.
 create index log_entry_wallet_idx on stats.log_entry (idx desc) where date is null;
 alter table stats.log_entry owner to stats_owner;
 -- Read by the writer; written only through stats.log_append (owner's rights).

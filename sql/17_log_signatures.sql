@@ -105,11 +105,12 @@ create trigger log_witnessed_not_truncated before truncate on stats.log_witnesse
 
 -- Each round of asking the witnesses: which checkpoint, how many of the policy's witnesses cosigned it
 -- in that round, and whether they made the quorum. Health reads the latest, and says since when the
--- quorum has not cosigned.
+-- quorum has not cosigned. A policy may name no witness (`quorum none`): its rounds ask nobody and
+-- meet their quorum, and still record it, so health stays fresh under it.
 create table stats.log_witness_round (
   at timestamptz primary key default clock_timestamp(),
   size bigint not null references stats.log_checkpoint (size),
-  witnesses integer not null check (witnesses > 0),
+  witnesses integer not null check (witnesses >= 0),
   cosigned text[] not null,
   quorum_met boolean not null
 );
@@ -165,12 +166,15 @@ alter function stats.log_size() owner to stats_owner;
 grant execute on function stats.log_size() to stats_writer;
 
 -- The audit attestations published for the log: each a signed note (https://c2sp.org/signed-note)
--- by an auditor's key, saying that it drew nights from a checkpoint of the log, checked each night's
--- committed reward transfers against the chain, and how many matched. The note is kept verbatim, as
--- served; the columns are read from its body, so what the records say of an audit is what the
--- auditor signed. Evidence, so append-only; published by the owner only (stats.publish_audit), never
--- by the writer. An attestation names its log by origin, so one of the demo log is never shown
--- with the real one.
+-- by an auditor's key, saying which nights of a checkpoint of the log it checked against the chain,
+-- how they were chosen (drawn from the checkpoint's root and the auditor's nonce, or named by the
+-- owner), each night's result and the audit's: pass or fail, since an audit that failed is published
+-- too. The note is kept verbatim, as served; the columns are read from its body, so what the records
+-- say of an audit is what the auditor signed. Evidence, so append-only; published by the owner only
+-- (stats.publish_audit), never by the writer. An attestation names its log by origin, so one of the
+-- demo log is never shown with the real one. Version 1 attestations (published before audits began
+-- in the log) keep their rows, with no opening, choice or result: they are served, never shown as
+-- the audit.
 create table stats.log_audit (
   id bigint generated always as identity primary key,
   note text not null unique,
@@ -184,9 +188,23 @@ create table stats.log_audit (
   chain_id integer not null check (chain_id > 0),
   nights date[] not null check (cardinality(nights) > 0),
   nights_matched integer not null check (nights_matched between 0 and cardinality(nights)),
-  published_at timestamptz not null default clock_timestamp()
+  published_at timestamptz not null default clock_timestamp(),
+  -- Version 2: the opening's entry index, how the nights were chosen (drawn: sample_k of them with
+  -- the nonce), the log key, the payer list's SHA-256 and the result; all null in version 1.
+  opening_idx bigint,
+  chosen text check (chosen in ('drawn', 'named')),
+  sample_k integer check (sample_k > 0),
+  nonce text,
+  log_key text,
+  payers_sha256 text,
+  result text check (result in ('pass', 'fail')),
+  constraint log_audit_v2_whole check ((opening_idx is null) = (result is null) and (opening_idx is null) = (chosen is null)
+    and (opening_idx is null) = (log_key is null) and (opening_idx is null) = (payers_sha256 is null)
+    and (chosen = 'drawn') = (sample_k is not null) and (chosen = 'drawn') = (nonce is not null))
 );
 create index log_audit_published_at_idx on stats.log_audit (origin, published_at);
+-- One result per opening: an audit is attested once, pass or fail, never shopped for again.
+create unique index log_audit_opening_idx on stats.log_audit (origin, opening_idx);
 alter table stats.log_audit owner to stats_owner;
 -- Read by the writer, whose status command works out the stats record, the latest audit among it.
 grant select on stats.log_audit to stats_writer;
@@ -196,87 +214,141 @@ create trigger log_audit_kept before update or delete on stats.log_audit
 create trigger log_audit_not_truncated before truncate on stats.log_audit
   for each statement execute function stats.log_evidence_kept();
 
--- Publishes an attestation: its body must be exactly
---   public-stats audit attestation v1
+-- Publishes an attestation, pass or fail: its body must be exactly
+--   public-stats audit attestation v2
 --   origin <log origin>
+--   log-key <the log's verifier key>
 --   checkpoint <size> <root base64>
+--   opening <index of the audit's opening entry>
+--   chosen drawn <k> rule v2 nonce <nonce>      or      chosen named
 --   chain <chain id>
---   nights <YYYY-MM-DD,YYYY-MM-DD,...>
---   matched <n>
+--   payers <SHA-256 of the payer list, hex>
+--   night <YYYY-MM-DD> <entry index> <pass|fail>, or night <YYYY-MM-DD> - fail   (one or more, in date order)
+--   result <pass|fail>
 --   date <YYYY-MM-DD>
 --   auditor <auditor verifier key>
 -- followed by a blank line and signature lines, one of them by the auditor's key name. It must name
--- a checkpoint the log signed (origin, size and root) and nights that checkpoint holds; a note
--- already published is refused. The signature itself is checked by whoever publishes it (`npm run
--- audit -- publish`) and by every reader: Postgres has no Ed25519. Returns the row published.
+-- a checkpoint the log signed (origin, size and root); an opening entry after that checkpoint, by the
+-- same auditor, for that checkpoint, whose nonce hashes to the nonce's SHA-256 and whose sample (or
+-- nights) is the attestation's; and for each night its latest entry within the checkpoint. One
+-- attestation per opening. The signature itself is checked by whoever publishes it (`npm run audit --
+-- publish`) and by every reader: Postgres has no Ed25519. Returns the row published.
 create function stats.publish_audit(p_note text) returns stats.log_audit
 language plpgsql set search_path = '' as $$
 declare
   blank integer := pg_catalog.strpos(p_note, E'\n\n');
   body text[];
+  n integer;
   m text[];
   a stats.log_audit;
-  formats constant text[] := array[
-    '^public-stats audit attestation v1$',
-    '^origin (\S.*)$',
-    '^checkpoint ([1-9][0-9]{0,17}) ([A-Za-z0-9+/]{43}=)$',
-    '^chain ([1-9][0-9]{0,8})$',
-    '^nights ([0-9]{4}-[0-9]{2}-[0-9]{2}(,[0-9]{4}-[0-9]{2}-[0-9]{2})*)$',
-    '^matched (0|[1-9][0-9]{0,8})$',
-    '^date ([0-9]{4}-[0-9]{2}-[0-9]{2})$',
-    '^auditor (([^+\s]+)\+[0-9a-f]{8}\+[A-Za-z0-9+/]+=*)$'];
-  said constant text[] := array['public-stats audit attestation v1', 'origin <log origin>', 'checkpoint <size> <root base64>',
-    'chain <chain id>', 'nights <YYYY-MM-DD,...>', 'matched <n>', 'date <YYYY-MM-DD>', 'auditor <verifier key>'];
+  opening jsonb;
+  night record;
+  named date[];
+  heads constant text[] := array['^public-stats audit attestation v2$', '^origin (\S.*)$', '^log-key (\S+\+[0-9a-f]{8}\+\S+)$',
+    '^checkpoint ([1-9][0-9]{0,17}) ([A-Za-z0-9+/]{43}=)$', '^opening (0|[1-9][0-9]{0,17})$',
+    '^chosen (drawn ([1-9][0-9]{0,8}) rule v2 nonce ([A-Za-z0-9._:-]{32,128})|named)$',
+    '^chain ([1-9][0-9]{0,8})$', '^payers ([0-9a-f]{64})$'];
+  tails constant text[] := array['^result (pass|fail)$', '^date ([0-9]{4}-[0-9]{2}-[0-9]{2})$', '^auditor (([^+\s]+)\+[0-9a-f]{8}\+[A-Za-z0-9+/]+=*)$'];
+  said constant text[] := array['public-stats audit attestation v2', 'origin <log origin>', 'log-key <verifier key>', 'checkpoint <size> <root base64>',
+    'opening <entry index>', 'chosen drawn <k> rule v2 nonce <nonce>" or "chosen named', 'chain <chain id>', 'payers <sha256 hex>'];
+  -- A night the checkpoint does not hold (entry "-") can only fail.
+  night_format constant text := '^night ([0-9]{4}-[0-9]{2}-[0-9]{2}) (- fail|(0|[1-9][0-9]{0,17}) (pass|fail))$';
 begin
   if blank = 0 or pg_catalog.right(p_note, 1) <> E'\n' then
     raise exception 'an attestation is a signed note: its body, a blank line and its signature lines, each ending in a newline'
       using errcode = 'invalid_parameter_value';
   end if;
   body := pg_catalog.string_to_array(pg_catalog.left(p_note, blank - 1), E'\n');
-  if pg_catalog.cardinality(body) <> 8 then
-    raise exception 'an attestation''s body has 8 lines, this one %', pg_catalog.cardinality(body) using errcode = 'invalid_parameter_value';
+  n := pg_catalog.cardinality(body);
+  if n < 12 then
+    raise exception 'an attestation''s body has at least 12 lines (version 2), this one %', n using errcode = 'invalid_parameter_value';
   end if;
   for i in 1 .. 8 loop
-    if body[i] !~ formats[i] then
+    if body[i] !~ heads[i] then
       raise exception 'line % of the attestation is not "%"', i, said[i] using errcode = 'invalid_parameter_value';
     end if;
   end loop;
-  a.origin := (pg_catalog.regexp_match(body[2], formats[2]))[1];
-  m := pg_catalog.regexp_match(body[3], formats[3]);
+  for i in 9 .. n - 3 loop
+    if body[i] !~ night_format then
+      raise exception 'line % of the attestation is not "night <YYYY-MM-DD> <entry index> <pass|fail>" or "night <YYYY-MM-DD> - fail"', i using errcode = 'invalid_parameter_value';
+    end if;
+  end loop;
+  for i in 1 .. 3 loop
+    if body[n - 3 + i] !~ tails[i] then
+      raise exception 'line % of the attestation is not "%"', n - 3 + i, (array['result <pass|fail>', 'date <YYYY-MM-DD>', 'auditor <verifier key>'])[i]
+        using errcode = 'invalid_parameter_value';
+    end if;
+  end loop;
+  a.origin := (pg_catalog.regexp_match(body[2], heads[2]))[1];
+  a.log_key := (pg_catalog.regexp_match(body[3], heads[3]))[1];
+  m := pg_catalog.regexp_match(body[4], heads[4]);
   a.checkpoint_size := m[1]::bigint;
   a.checkpoint_root := m[2];
-  a.chain_id := (pg_catalog.regexp_match(body[4], formats[4]))[1]::integer;
-  a.nights := pg_catalog.string_to_array((pg_catalog.regexp_match(body[5], formats[5]))[1], ',')::date[];
-  a.nights_matched := (pg_catalog.regexp_match(body[6], formats[6]))[1]::integer;
-  a.audit_date := (pg_catalog.regexp_match(body[7], formats[7]))[1]::date;
-  m := pg_catalog.regexp_match(body[8], formats[8]);
+  a.opening_idx := (pg_catalog.regexp_match(body[5], heads[5]))[1]::bigint;
+  m := pg_catalog.regexp_match(body[6], heads[6]);
+  a.chosen := case when m[1] = 'named' then 'named' else 'drawn' end;
+  a.sample_k := m[2]::integer;
+  a.nonce := m[3];
+  a.chain_id := (pg_catalog.regexp_match(body[7], heads[7]))[1]::integer;
+  a.payers_sha256 := (pg_catalog.regexp_match(body[8], heads[8]))[1];
+  a.result := (pg_catalog.regexp_match(body[n - 2], tails[1]))[1];
+  a.audit_date := (pg_catalog.regexp_match(body[n - 1], tails[2]))[1]::date;
+  m := pg_catalog.regexp_match(body[n], tails[3]);
   a.auditor_key := m[1];
   a.auditor := m[2];
+  select pg_catalog.array_agg(x.date order by x.ord), count(*) filter (where x.pass) into a.nights, a.nights_matched
+    from (select (pg_catalog.regexp_match(body[i], night_format))[1]::date as date, (pg_catalog.regexp_match(body[i], night_format))[4] = 'pass' as pass, i as ord
+          from pg_catalog.generate_series(9, n - 3) i) x;
   if not exists (select from pg_catalog.unnest(pg_catalog.string_to_array(pg_catalog.substr(p_note, blank + 2), E'\n')) l
                  where pg_catalog.starts_with(l, '— ' || a.auditor || ' ')) then
     raise exception 'the attestation carries no signature by its auditor, %', a.auditor using errcode = 'invalid_parameter_value';
   end if;
-  if (select count(distinct n) from pg_catalog.unnest(a.nights) n) <> pg_catalog.cardinality(a.nights) then
+  if (select count(distinct d) from pg_catalog.unnest(a.nights) d) <> pg_catalog.cardinality(a.nights) then
     raise exception 'the attestation names a night twice' using errcode = 'invalid_parameter_value';
   end if;
-  if a.nights_matched > pg_catalog.cardinality(a.nights) then
-    raise exception 'the attestation says % nights matched of the % it checked', a.nights_matched, pg_catalog.cardinality(a.nights)
-      using errcode = 'invalid_parameter_value';
+  if a.result = 'pass' and a.nights_matched < pg_catalog.cardinality(a.nights) then
+    raise exception 'the attestation says pass though a night failed' using errcode = 'invalid_parameter_value';
   end if;
   if not exists (select from stats.log_checkpoint c where c.size = a.checkpoint_size and c.root = a.checkpoint_root
                  and pg_catalog.split_part(c.note, E'\n', 1) = a.origin) then
     raise exception 'the attestation names checkpoint % (root %) of %, which the log did not sign', a.checkpoint_size, a.checkpoint_root, a.origin
       using errcode = 'invalid_parameter_value';
   end if;
-  if exists (select from pg_catalog.unnest(a.nights) n where not exists (
-               select from stats.log_entry l where l.date = n and l.idx < a.checkpoint_size)) then
-    raise exception 'the attestation names a night that checkpoint % does not hold', a.checkpoint_size using errcode = 'invalid_parameter_value';
+  select l.entry::jsonb into opening from stats.log_entry l
+    where l.idx = a.opening_idx and l.date is null and l.entry::jsonb ->> 'kind' = 'audit' and l.idx < stats.log_size();
+  if opening is null then
+    raise exception 'entry % of the signed log is not an audit opening', a.opening_idx using errcode = 'invalid_parameter_value';
   end if;
+  if a.opening_idx < a.checkpoint_size or (opening ->> 'checkpoint')::bigint <> a.checkpoint_size or opening ->> 'auditor' <> a.auditor_key then
+    raise exception 'the opening at entry % is not this auditor''s audit of checkpoint %, opened after it', a.opening_idx, a.checkpoint_size
+      using errcode = 'invalid_parameter_value';
+  end if;
+  if a.chosen = 'drawn' and ((opening ->> 'sample') is null or (opening ->> 'sample')::integer <> a.sample_k
+                             or opening ->> 'nonce_sha256' <> pg_catalog.encode(pg_catalog.sha256(pg_catalog.convert_to(a.nonce, 'UTF8')), 'hex')) then
+    raise exception 'the opening at entry % does not draw % nights with this nonce', a.opening_idx, a.sample_k using errcode = 'invalid_parameter_value';
+  end if;
+  select pg_catalog.array_agg(d::date order by d::date) into named from jsonb_array_elements_text(opening -> 'nights') d;
+  if a.chosen = 'named' and named is distinct from (select pg_catalog.array_agg(d order by d) from pg_catalog.unnest(a.nights) d) then
+    raise exception 'the opening at entry % names other nights than the attestation', a.opening_idx using errcode = 'invalid_parameter_value';
+  end if;
+  for night in select (pg_catalog.regexp_match(body[i], night_format))[1]::date as date, coalesce((pg_catalog.regexp_match(body[i], night_format))[3], '-') as idx
+               from pg_catalog.generate_series(9, n - 3) i loop
+    if night.idx is distinct from (select l.idx::text from stats.log_entry l where l.date = night.date and l.idx < a.checkpoint_size order by l.idx desc limit 1)
+       and not (night.idx = '-' and not exists (select from stats.log_entry l where l.date = night.date and l.idx < a.checkpoint_size)) then
+      raise exception 'the attestation gives night % an entry other than its latest within checkpoint %', night.date, a.checkpoint_size
+        using errcode = 'invalid_parameter_value';
+    end if;
+  end loop;
   if exists (select from stats.log_audit p where p.note = p_note) then
     raise exception 'this attestation is already published' using errcode = 'unique_violation';
   end if;
-  insert into stats.log_audit (note, auditor, auditor_key, audit_date, origin, checkpoint_size, checkpoint_root, chain_id, nights, nights_matched)
-    values (p_note, a.auditor, a.auditor_key, a.audit_date, a.origin, a.checkpoint_size, a.checkpoint_root, a.chain_id, a.nights, a.nights_matched)
+  if exists (select from stats.log_audit p where p.origin = a.origin and p.opening_idx = a.opening_idx) then
+    raise exception 'the audit opened at entry % has its attestation published already: one result per audit', a.opening_idx using errcode = 'unique_violation';
+  end if;
+  insert into stats.log_audit (note, auditor, auditor_key, audit_date, origin, checkpoint_size, checkpoint_root, chain_id, nights, nights_matched,
+                               opening_idx, chosen, sample_k, nonce, log_key, payers_sha256, result)
+    values (p_note, a.auditor, a.auditor_key, a.audit_date, a.origin, a.checkpoint_size, a.checkpoint_root, a.chain_id, a.nights, a.nights_matched,
+            a.opening_idx, a.chosen, a.sample_k, a.nonce, a.log_key, a.payers_sha256, a.result)
     returning * into a;
   return a;
 end $$;

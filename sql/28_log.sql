@@ -58,7 +58,7 @@ begin
 
   select w.commitment into wallet from stats.wallet_commitment w where w.is_demo = demo order by w.recorded_at desc limit 1;
   select l.idx, l.entry::jsonb ->> 'wallet' into logged_idx, logged_wallet
-    from stats.log_entry l where l.date is null order by l.idx desc limit 1;
+    from stats.log_entry l where l.date is null and l.entry::jsonb ->> 'kind' = 'wallet' order by l.idx desc limit 1;
   if wallet is not null and wallet is distinct from logged_wallet then
     insert into stats.log_entry (idx, date, entry, is_demo)
       values (next_idx, null, stats.log_wallet_entry_text(wallet, logged_idx), demo);
@@ -92,7 +92,7 @@ grant execute on function stats.log_append(timestamptz) to stats_writer;
 -- checkpoint and its entries always agree), every checkpoint with the earliest cosignature of each
 -- witness, the latest cosignature of each witness on the latest checkpoint, the latest round of
 -- witnessing, the policy in force, why the log is halted (null while it grows), and the audit
--- attestations published for it, oldest first.
+-- attestations published for it, oldest first, each marked whether the policy in force lists its auditor.
 create function stats.log_record() returns json
 language sql stable set search_path = '' as $$
   with latest as (select c.* from stats.log_checkpoint c order by c.size desc limit 1)
@@ -119,7 +119,8 @@ language sql stable set search_path = '' as $$
         'cosigned', r.cosigned, 'quorum_met', r.quorum_met)
       from stats.log_witness_round r order by r.at desc limit 1),
     'halted', (select json_build_object('at', stats.iso(h.at), 'reason', h.reason) from stats.log_halt h order by h.at desc limit 1),
-    'audits', (select coalesce(json_agg(json_build_object('note', a.note, 'published_at', stats.iso(a.published_at)) order by a.published_at, a.id), '[]'::json)
+    'audits', (select coalesce(json_agg(json_build_object('note', a.note, 'published_at', stats.iso(a.published_at),
+        'listed', stats.auditor_listed(a.auditor_key, 'infinity')) order by a.published_at, a.id), '[]'::json)
       from stats.log_audits('infinity') a))
 $$;
 alter function stats.log_record() owner to stats_owner;

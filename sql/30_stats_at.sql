@@ -40,7 +40,8 @@ create table stats.stats_snapshot (
   capital json,
   returns json,
   data_source text,
-  audit json
+  audit json,
+  audits_unfinished integer
 );
 alter table stats.stats_snapshot owner to stats_owner;
 -- The writer reads the stats record (its status command), which is read from here.
@@ -64,6 +65,7 @@ begin
   s.returns := stats.returns_figures(p_now, s.last_night_date);
   s.data_source := stats.data_source();
   s.audit := stats.audit_figure(p_now);
+  s.audits_unfinished := stats.audits_unfinished(p_now);
   return s;
 end $$;
 alter function stats.stats_figures(timestamptz) owner to stats_owner;
@@ -80,7 +82,7 @@ begin
       last_night_date = excluded.last_night_date, total_usd = excluded.total_usd, since_date = excluded.since_date,
       best_day_usd = excluded.best_day_usd, worst_day_usd = excluded.worst_day_usd, accrual = excluded.accrual,
       breadth = excluded.breadth, capital = excluded.capital, returns = excluded.returns, data_source = excluded.data_source,
-      audit = excluded.audit;
+      audit = excluded.audit, audits_unfinished = excluded.audits_unfinished;
 end $$;
 alter function stats.refresh_stats_snapshot() owner to stats_owner;
 
@@ -111,7 +113,8 @@ begin
     'returns', s.returns,
     'data_source', s.data_source,
     'log_checkpoint', stats.log_head(),
-    'audit', s.audit);
+    'audit', s.audit,
+    'audits_unfinished', s.audits_unfinished);
 end $$;
 alter function stats.stats_at(timestamptz) owner to stats_owner;
 grant execute on function stats.stats_at(timestamptz) to stats_writer;

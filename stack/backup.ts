@@ -18,22 +18,15 @@ import { connectDatabase, SERVER_TIMEOUTS, withoutPassword } from '../db-client/
 import { pgTool } from './pg-tools.ts';
 
 /**
- * The writer's openings of its reward-transfer commitments live outside the database (they name the
- * wallet and its transactions), so a backup carries them in a file of their own beside the dump,
- * readable by its owner only: without them the nights they open can no longer be audited.
+ * The openings of the reward-transfer commitments are rows of the dump, sealed under OPENINGS_KEY,
+ * which stays in .env. Backups made before they moved into the database carry them in a file of their
+ * own beside the dump; a restore puts such a file's openings back where the writer kept them, under
+ * the data directory, keeping every line already there, and the writer moves them into the database
+ * when it next writes a night's reward transfers.
  */
 const VAULT_FILES = [WALLETS, NIGHTS] as const;
 export const vaultBackupOf = (file: string): string => `${file}.reward-transfers.json`;
 
-function dumpVault(dir: string, file: string): void {
-  const held = Object.fromEntries(VAULT_FILES.map((name) => [name, existsSync(path.join(dir, name)) ? readFileSync(path.join(dir, name), 'utf8') : '']));
-  if (Object.values(held).every((text) => text === '')) return;
-  const partial = `${vaultBackupOf(file)}.partial`;
-  writeFileSync(partial, JSON.stringify(held), { mode: 0o600 });
-  renameSync(partial, vaultBackupOf(file));
-}
-
-/** Puts back the openings a backup carries, keeping every line the vault holds already (both files only grow). */
 function restoreVault(dir: string, file: string): void {
   if (!existsSync(vaultBackupOf(file))) return;
   const held = JSON.parse(readFileSync(vaultBackupOf(file), 'utf8')) as Record<string, string>;
@@ -73,9 +66,8 @@ function run(tool: string, args: string[], databaseUrl?: string): void {
 }
 
 /** Writes the dump beside `file` first and renames it on success, so a failed dump never replaces a good one. */
-export function dump(databaseUrl: string, file: string, transfersDir = vaultDir(configFromEnv(loadEnv(), []).dataDir)): void {
+export function dump(databaseUrl: string, file: string): void {
   mkdirSync(path.dirname(path.resolve(file)), { recursive: true });
-  dumpVault(transfersDir, file);
   const partial = `${file}.partial`;
   try {
     // The snapshots are derived from the rest, and rebuilt after a restore.
@@ -137,8 +129,9 @@ async function schedule(databaseUrl: string, dir: string): Promise<never> {
 
 export const USAGE = `Usage: npm run backup -- <command>
   dump <file>                              data-only dump of the stats schema (pg_dump custom format), and beside it
-                                           <file>.reward-transfers.json: the openings of the nights' commitments (private)
+                                           (the openings of the nights' commitments among them, sealed under OPENINGS_KEY)
   restore <file> [--database-url URL]      migrate the target, then load the dump; the target must hold no data
+                                           (an older backup's <file>.reward-transfers.json goes back under DATA_DIR)
   schedule <dir>                           dump every BACKUP_INTERVAL_HOURS (${BACKUP_DEFAULTS.BACKUP_INTERVAL_HOURS}), keep BACKUP_KEEP (${BACKUP_DEFAULTS.BACKUP_KEEP})
   --help                                   print this help and do nothing else
 The database is DATABASE_URL, else the embedded one of \`npm start\`.`;

@@ -3,7 +3,9 @@
 // `npm run keys -- --rotate-signing-key` makes a new Ed25519 signing key for the answers and keeps the
 // old public half, with the time it was retired, in HTTP_SIG_RETIRED_PUBLIC_KEYS, so the key directory
 // still lists it and what it signed before then still verifies. The log's own key (LOG_SIGNING_KEY) is
-// not touched: it is the log's identity, which witnesses and readers pin.
+// not touched: it is the log's identity, which witnesses and readers pin. Nor is OPENINGS_KEY, which
+// seals the openings of the nights' commitments in the database: every writer of the log needs the
+// one they were sealed under.
 import { parseArgs } from 'node:util';
 import { envFilePath } from '../config/checkout.ts';
 import { ensureEnvFile } from './secrets.ts';

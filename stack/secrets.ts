@@ -4,6 +4,7 @@ import { createPrivateKey, createPublicKey, generateKeyPairSync, randomBytes } f
 import { existsSync, readFileSync, writeFileSync } from 'node:fs';
 import { parseEnv } from 'node:util';
 import { SignJWT } from 'jose';
+import { OpeningsKey } from '../contract/audit/transfer-vault.ts';
 import type { Secrets } from '../config/config.ts';
 
 const TEN_YEARS_S = 10 * 365 * 24 * 3600;
@@ -48,6 +49,8 @@ export async function completeSecrets(existing: Partial<Secrets>): Promise<Secre
     // Separate from the answers' key, so rotating that one never changes the log's identity.
     LOG_SIGNING_KEY: logKey,
     LOG_PUBLIC_KEY: signingPublicKey(logKey),
+    // Its own key, never derived from one that signs: the openings stay sealed whoever learns a signing key.
+    OPENINGS_KEY: existing.OPENINGS_KEY || OpeningsKey.generate(),
   };
 }
 

@@ -18,7 +18,8 @@
 //    of a quorum of its witnesses;
 // 3. the entry bundles and hash tiles (https://c2sp.org/tlog-tiles) rebuild exactly the tree the
 //    checkpoint names (RFC 6962 hashing, https://www.rfc-editor.org/rfc/rfc6962#section-2.1), and
-//    every entry is RFC 8785 JSON (https://www.rfc-editor.org/rfc/rfc8785) of one night;
+//    every entry is RFC 8785 JSON (https://www.rfc-editor.org/rfc/rfc8785) of a night, the wallet's
+//    commitment or an audit's opening;
 // 4. with --state, the checkpoint is consistent with the one an earlier run saved (RFC 9162 §2.1.4
 //    consistency proofs, https://www.rfc-editor.org/rfc/rfc9162#section-2.1.4): a smaller one that is
 //    a prefix is an older view, one that is not is a rewrite, and a rewrite leaves an evidence file
@@ -38,12 +39,19 @@
 //    cosigned by the quorum by midnight UTC of its date plus 4 days, or else logged late; the
 //    site's witnessed_at claims must agree, and --strict fails on a night logged late after the
 //    first one witnessed on time;
-// 8. with a policy, every audit attestation the site publishes under /log/audits (a signed note by
-//    an auditor's own Ed25519 key, type 0x01, which its body names) verifies by that key and is of
-//    this log; it counts when the policy lists that key on an `auditor <vkey>` line, and then each
-//    night it names has a commitment to its reward transfers (`transfers`) in its latest entry within
-//    the attestation's checkpoint, and that checkpoint's root is the tree hash of the log's first
-//    entries; one by a key the policy does not list is named and not counted;
+// 8. every night logged after the log's first wallet entry carries a commitment to its reward
+//    transfers (`transfers`), or is named; with a policy, every audit attestation the site publishes
+//    under /log/audits (a signed note by an auditor's own Ed25519 key, type 0x01, which its body
+//    names) verifies by that key and is of this log. It counts only when the policy lists that key on
+//    an `auditor <vkey>` line, it is of rule v2, it passed, and its nights were drawn: drawn again here
+//    from its checkpoint's root and its nonce, that checkpoint being a state of the log, and opened in
+//    the log by the entry its `opening` line names, an audit's opening after that checkpoint by the
+//    same auditor with the nonce's SHA-256, the checkpoint and the sample; each night it names is the
+//    night's latest entry within the checkpoint, and a night passed carries a commitment there. A
+//    listed auditor's attestation that the log contradicts fails; one of rule v1, of nights the owner
+//    named, that failed, by a key the policy does not list, or checked against another log key, is
+//    named and not counted. An attested night corrected after its checkpoint, and each opening in the
+//    log that no attestation by its auditor names, get a line each;
 // 9. --receipt checks a saved /log/proof/<date> receipt (https://c2sp.org/tlog-proof) offline with
 //    the pinned key and the policy; with --site, it also says whether its night is still the latest
 //    entry for its date.

@@ -1,8 +1,8 @@
 // Completeness both ways: the track record and the stats against the log as they were computed from it.
-import { isRecord } from '../log-reader/encoding.ts';
+import { isRecord, plural } from '../log-reader/encoding.ts';
 import { fail, Stale } from '../log-reader/failure.ts';
 import { fieldValue, type Answer } from '../log-reader/http.ts';
-import { dateOf, DAY_SECONDS, latestByDate, midnight, sameCents, type Entry, type LogEntry } from './entries.ts';
+import { dateOf, DAY_SECONDS, latestByDate, midnight, sameCents, uncommittedNights, type Entry, type LogEntry } from './entries.ts';
 import { parseDictionary, type Member } from './structured-fields.ts';
 import type { Log } from '../log-reader/tiles.ts';
 import { HASH_SIZE, treeHash } from '../log-reader/tree.ts';
@@ -53,6 +53,15 @@ export function ranges(dates: string[]): string {
     i = j + 1;
   }
   return out.join(', ');
+}
+
+/** Which nights logged after the first wallet entry carry no commitment to their reward transfers, as a line. */
+export function commitmentsLine(entries: readonly LogEntry[]): string {
+  const { wallet, dates } = uncommittedNights(entries);
+  if (wallet === undefined) return '  the log holds no wallet entry: no night carries a commitment to its reward transfers yet';
+  return dates.length
+    ? `  ${plural(dates.length, 'night')} logged after the first wallet entry (entry ${wallet}) with no commitment to the reward transfers: ${ranges(dates)}`
+    : `  every night logged after the first wallet entry (entry ${wallet}) carries a commitment to its reward transfers`;
 }
 
 /** The calendar dates from since to the last night in the log that have no entry. */

@@ -1,7 +1,7 @@
 // The run against a site: its key directory, its log read whole and checked against the pinned key,
 // the state file and the policy, its signed answers against the log, and the audits published for it.
 import { checkAudits } from './audits.ts';
-import { answerCheckpoint, checkNights, checkStats, gaps, ranges } from './completeness.ts';
+import { answerCheckpoint, checkNights, checkStats, commitmentsLine, gaps, ranges } from './completeness.ts';
 import { isoSeconds, isRecord, parseJson, plural } from '../log-reader/encoding.ts';
 import { DATE, latestByDate, readEntries } from './entries.ts';
 import { fail, Failures, Stale } from '../log-reader/failure.ts';
@@ -124,9 +124,11 @@ export async function checkSite(o: Options, pinned: Trust | undefined, policy: P
         const lines = await failures.check(() => checkWitnessing(site, log, listing.sizes, keys, policy, { entries, nights, strict: o.strict }));
         if (lines) out.push(...lines);
       }
-      // The audits: each attestation published for the log, counted when the policy lists its auditor.
+      // The audits: the nights without a commitment, each attestation published for the log judged, and the openings with no result.
+      out.push(commitmentsLine(entries));
       if (policy && !demo) {
-        const lines = await failures.check(() => checkAudits(site, prefix, policy, { origin: checkpoint.origin, entries: log.entries, levels: log.levels }));
+        const keys = [...trust.keys, ...trust.previous, ...(moved ? [moved] : [])];
+        const lines = await failures.check(() => checkAudits(site, prefix, policy, { origin: checkpoint.origin, keys, entries, levels: log.levels }));
         if (lines) out.push(...lines);
       } else {
         out.push(demo ? '  the demo log is not audited' : '  no --policy: the audits published under /log/audits, and whether their auditors count, are not checked');

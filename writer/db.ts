@@ -29,6 +29,7 @@ export interface StatsTables {
   'stats.log_halt': { at: Generated<Date>; reason: string };
   'stats.wallet_commitment': { commitment: string; is_demo: boolean; recorded_at: Generated<Date> };
   'stats.night_transfers': { date: string; commitment: string; is_demo: boolean };
+  'stats.transfer_opening': { commitment: string; kind: 'wallet' | 'night'; key_id: string; sealed: Buffer; recorded_at: Generated<Date> };
   'stats.settings': { id: boolean; since_date: string | null; window_days: number; data_source: 'polymarket' | 'import' | null };
 }
 

@@ -1,7 +1,7 @@
 // What every data source provides. The cycle (cycle.ts) asks for each figure separately, so one
 // failing call costs only that figure.
 import type { WriterDb } from './db.ts';
-import type { TransferVault } from '../contract/audit/transfer-vault.ts';
+import type { Openings } from './openings.ts';
 
 export interface CapitalFigures { cash_usd: number; inventory_usd: number; positions: number }
 
@@ -22,8 +22,8 @@ export interface Source {
   payout(payoutDate: string, today: string): Promise<number | null>;
   /** Cost of unwinding inventory on the settled UTC day `date`; null when it cannot be computed (yet). */
   tradingCost(date: string, db: WriterDb): Promise<number | null>;
-  /** Where this source's commitments to reward transfers are opened from (contract/audit/transfer-vault.ts). */
-  readonly vault: TransferVault;
+  /** Where this source's commitments to reward transfers come from and their openings are kept (writer/openings.ts). */
+  readonly openings: Openings;
   /** The reward transfers credited for the night dated `payoutDate`; null while the night has not come. */
   rewardTransfers(payoutDate: string, today: string): Promise<NightTransfers | null>;
 }

@@ -2,7 +2,6 @@
 // while another writer holds it) and run its loop through the lock's session until stopped. A writer
 // that loses the lock stops writing at once and waits as a standby again.
 // Used by `npm run writer -- run` and by `npm start`, which runs it beside the stack.
-import { FileVault } from '../contract/audit/transfer-vault.ts';
 import type { WriterConfig } from '../config/writer.ts';
 import { runLoop } from './cycle.ts';
 import { DemoSource, seedDemoHistory } from './demo.ts';
@@ -11,6 +10,7 @@ import { LockLost, RENEW_EVERY_MS } from './lock.ts';
 import { acquireWriterLock, LOST_LOCK_BACKOFF_MS } from './lock-acquire.ts';
 import type { Logger } from './log.ts';
 import { LogSigner, readStoredOrigin } from './log-signer.ts';
+import { SealedOpenings } from './openings.ts';
 import { PolymarketSource } from './polymarket/source.ts';
 import { appendAndSign, signLogWith } from './signed-commit.ts';
 import type { Source } from './source.ts';
@@ -21,7 +21,7 @@ export function makeSource(cfg: WriterConfig, log: Logger): Source | undefined {
   if (cfg.source === 'polymarket') {
     const pm = cfg.polymarket!;
     log.addSecrets(pm.apiKey, pm.secret, pm.passphrase, pm.address, pm.funder);
-    return new PolymarketSource(pm, new FileVault(cfg.transfersDir), log);
+    return new PolymarketSource(pm, new SealedOpenings(cfg.openingsKey, cfg.transfersDir, log), log);
   }
   return undefined;
 }
@@ -70,14 +70,16 @@ async function settleLog(stored: string | null, duties: LogDuties): Promise<void
 /**
  * What a writer does for the log besides its writes: settles the log's origin, records the policy in
  * force (or that there is none), signs what was appended unsigned, and asks the witnesses once
- * (unless `askWitnesses` is false: a running writer asks them beside its loop).
+ * (unless `askWitnesses` is false: a running writer asks them beside its loop). False when the log's
+ * new entries are written on one node (replication.ts): nothing is signed then.
  */
-export async function logDuties(db: WriterDb, duties: LogDuties | undefined, { askWitnesses = true } = {}): Promise<void> {
-  if (!duties) return;
+export async function logDuties(db: WriterDb, duties: LogDuties | undefined, { askWitnesses = true } = {}): Promise<boolean> {
+  if (!duties) return true;
   await settleLog(await readStoredOrigin(db), duties);
   await (duties.witnessing ? duties.witnessing.record(db) : recordPolicy(db, null));
-  await appendAndSign(db);
+  const held = await appendAndSign(db);
   if (askWitnesses) await duties.witnessing?.round(db);
+  return held;
 }
 
 export interface RunningWriter {

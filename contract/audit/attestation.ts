@@ -8,16 +8,28 @@ import { base64, checkKeyName, noteKeyHash, noteVerifierKey } from '../log-key.t
 import { signNote } from '../tlog/note.ts';
 import { decodeBase64, ED25519_NOTE, equalBytes, parseVerifierKey } from '../tlog/vkey.ts';
 import { DIGEST_BASE64 } from './commitment.ts';
+import { AUDIT_NONCE } from './opening.ts';
 
-const HEADER = 'public-stats audit attestation v1';
+const HEADER = 'public-stats audit attestation v2';
+
+/** One night's result, with the index of its latest entry within the checkpoint (null when it has none). */
+export interface AttestedNight { date: string; index: number | null; pass: boolean }
 
 export interface Attestation {
   origin: string;
+  /** The log's verifier key the checkpoint was checked against. */
+  logKey: string;
   checkpointSize: number;
   checkpointRoot: string;
+  /** The index of the audit's opening entry in the log. */
+  opening: number;
+  /** How the nights were chosen: k drawn by rule v2 with the auditor's nonce, or null when the owner named them. */
+  drawn: { k: number; nonce: string } | null;
   chainId: number;
-  nights: string[];
-  matched: number;
+  /** Lowercase hex SHA-256 of the payer list's bytes. */
+  payersSha256: string;
+  nights: AttestedNight[];
+  result: 'pass' | 'fail';
   date: string;
   /** The auditor's verifier key (type 0x01). */
   auditorKey: string;
@@ -26,9 +38,16 @@ export interface Attestation {
 /** A parsed attestation with the name its key carries and the note's exact text. */
 export interface ReadAttestation extends Attestation { auditor: string; note: string }
 
+/**
+ * The body, a line each: the header, origin, log-key, checkpoint <size> <root>, opening <index>,
+ * chosen (drawn <k> rule v2 nonce <nonce> | named), chain, payers <sha256 hex>, one
+ * night <date> <index or -> <pass|fail> per night in date order, result <pass|fail>, date, auditor.
+ */
 export function attestationBody(a: Attestation): string {
-  return [HEADER, `origin ${a.origin}`, `checkpoint ${a.checkpointSize} ${a.checkpointRoot}`, `chain ${a.chainId}`,
-    `nights ${a.nights.join(',')}`, `matched ${a.matched}`, `date ${a.date}`, `auditor ${a.auditorKey}`, ''].join('\n');
+  const chosen = a.drawn ? `drawn ${a.drawn.k} rule v2 nonce ${a.drawn.nonce}` : 'named';
+  const nights = [...a.nights].sort((x, y) => (x.date < y.date ? -1 : 1)).map((n) => `night ${n.date} ${n.index ?? '-'} ${n.pass ? 'pass' : 'fail'}`);
+  return [HEADER, `origin ${a.origin}`, `log-key ${a.logKey}`, `checkpoint ${a.checkpointSize} ${a.checkpointRoot}`, `opening ${a.opening}`,
+    `chosen ${chosen}`, `chain ${a.chainId}`, `payers ${a.payersSha256}`, ...nights, `result ${a.result}`, `date ${a.date}`, `auditor ${a.auditorKey}`, ''].join('\n');
 }
 
 /** The auditor's private key as Go's golang.org/x/mod/sumdb/note writes one: PRIVATE+KEY+<name>+<hex key hash>+<base64(0x01 || seed)>. */
@@ -68,6 +87,53 @@ export async function signAttestation(a: Omit<Attestation, 'auditorKey'>, key: A
   return signNote(attestationBody({ ...a, auditorKey: key.verifierKey }), key.name, privateKey, key.publicKey);
 }
 
+const WHOLE = /^(0|[1-9]\d*)$/;
+
+/** The body's fields in order, from its lines; throws a sentence naming the first line that is not one. */
+function readBody(lines: string[]): Attestation {
+  let at = 0;
+  const field = (name: string): string => {
+    const line = lines[at] ?? '';
+    if (!line.startsWith(`${name} `)) throw new Error(`line ${at + 1} of the attestation is not "${name} …"`);
+    at++;
+    return line.slice(name.length + 1);
+  };
+  if (lines[at++] !== HEADER) throw new Error(`the attestation does not begin "${HEADER}"`);
+  const origin = field('origin');
+  const logKey = field('log-key');
+  const [size, root, extra] = field('checkpoint').split(' ');
+  if (extra !== undefined || !WHOLE.test(size ?? '') || !DIGEST_BASE64.test(root ?? '')) throw new Error('the attestation\'s checkpoint is not "<size> <base64 root>"');
+  const opening = field('opening');
+  if (!WHOLE.test(opening)) throw new Error('the attestation\'s opening is not an entry index');
+  const chosen = field('chosen');
+  const drawn = /^drawn ([1-9]\d*) rule v2 nonce (\S+)$/.exec(chosen);
+  if (!drawn && chosen !== 'named') throw new Error('the attestation\'s chosen is neither "drawn <k> rule v2 nonce <nonce>" nor "named"');
+  if (drawn && !AUDIT_NONCE.test(drawn[2]!)) throw new Error('the attestation\'s nonce is not 32 to 128 letters, digits, dots, colons, underscores or hyphens');
+  const chainId = Number(field('chain'));
+  if (!Number.isSafeInteger(chainId) || chainId <= 0) throw new Error('the attestation\'s chain is not a chain id');
+  const payersSha256 = field('payers');
+  if (!/^[0-9a-f]{64}$/.test(payersSha256)) throw new Error('the attestation\'s payers is not a SHA-256 in lowercase hex');
+  const nights: AttestedNight[] = [];
+  while (lines[at]?.startsWith('night ')) {
+    const m = /^(\S+) (-|0|[1-9]\d*) (pass|fail)$/.exec(field('night'));
+    if (!m || !isCalendarDate(m[1]!) || (m[2] === '-' && m[3] === 'pass')) throw new Error(`line ${at} of the attestation is not "night <YYYY-MM-DD> <entry index> <pass|fail>" or "night <YYYY-MM-DD> - fail"`);
+    if (nights.length && nights.at(-1)!.date >= m[1]!) throw new Error('the attestation\'s nights are not distinct and in date order');
+    nights.push({ date: m[1]!, index: m[2] === '-' ? null : Number(m[2]), pass: m[3] === 'pass' });
+  }
+  if (nights.length === 0) throw new Error('the attestation names no night');
+  const result = field('result');
+  if (result !== 'pass' && result !== 'fail') throw new Error('the attestation\'s result is neither pass nor fail');
+  if (result === 'pass' && nights.some((n) => !n.pass)) throw new Error('the attestation says pass though a night failed');
+  const date = field('date');
+  if (!isCalendarDate(date)) throw new Error('the attestation\'s date is not a calendar date');
+  const auditorKey = field('auditor');
+  if (at !== lines.length - 1 || lines[at] !== '') throw new Error('the attestation\'s body does not end after its auditor line');
+  return {
+    origin, logKey, checkpointSize: Number(size), checkpointRoot: root!, opening: Number(opening),
+    drawn: drawn ? { k: Number(drawn[1]), nonce: drawn[2]! } : null, chainId, payersSha256, nights, result, date, auditorKey,
+  };
+}
+
 /**
  * Reads an attestation and checks its signature by the key its body names; throws a sentence naming
  * what is wrong. Whether that key is an auditor the reader trusts is the reader's policy, not this.
@@ -76,25 +142,7 @@ export async function readAttestation(note: string): Promise<ReadAttestation> {
   const split = note.indexOf('\n\n');
   if (split < 0 || !note.endsWith('\n')) throw new Error('the attestation is not a signed note (a text, a blank line, signature lines)');
   const body = note.slice(0, split + 1);
-  const lines = body.split('\n');
-  const field = (i: number, name: string): string => {
-    const line = lines[i] ?? '';
-    if (!line.startsWith(`${name} `)) throw new Error(`line ${i + 1} of the attestation is not "${name} …"`);
-    return line.slice(name.length + 1);
-  };
-  if (lines[0] !== HEADER) throw new Error(`the attestation does not begin "${HEADER}"`);
-  if (lines.length !== 9) throw new Error('the attestation\'s body is not the eight lines of version 1');
-  const [size, root, extra] = field(2, 'checkpoint').split(' ');
-  const nights = field(4, 'nights').split(',');
-  const a: Attestation = {
-    origin: field(1, 'origin'), checkpointSize: Number(size), checkpointRoot: root ?? '', chainId: Number(field(3, 'chain')),
-    nights, matched: Number(field(5, 'matched')), date: field(6, 'date'), auditorKey: field(7, 'auditor'),
-  };
-  if (extra !== undefined || !/^(0|[1-9]\d*)$/.test(size ?? '') || !DIGEST_BASE64.test(a.checkpointRoot)) throw new Error('the attestation\'s checkpoint is not "<size> <base64 root>"');
-  if (!Number.isSafeInteger(a.chainId) || a.chainId <= 0) throw new Error('the attestation\'s chain is not a chain id');
-  if (nights.some((d) => !isCalendarDate(d)) || new Set(nights).size !== nights.length) throw new Error('the attestation\'s nights are not distinct calendar dates');
-  if (!Number.isSafeInteger(a.matched) || a.matched < 0 || a.matched > nights.length) throw new Error('the attestation\'s matched count is not between 0 and its nights');
-  if (!isCalendarDate(a.date)) throw new Error('the attestation\'s date is not a calendar date');
+  const a = readBody(body.split('\n'));
   const key = await parseVerifierKey(a.auditorKey).catch((error: Error) => { throw new Error(`the attestation's auditor key: ${error.message}`); });
   if (key.type !== ED25519_NOTE) throw new Error('the attestation\'s auditor key is not an Ed25519 note key (type 0x01)');
   let signed = false;

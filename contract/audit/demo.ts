@@ -42,12 +42,16 @@ export class DemoVault implements TransferVault {
     return createHash('sha256').update(`public-stats demo salt\n${what}`).digest();
   }
 
-  wallet(address: string): WalletMaterial {
+  private walletOf(address: string): WalletMaterial {
     const salt = DemoVault.salt(`wallet\n${address.toLowerCase()}`);
     return { wallet: address.toLowerCase(), salt: salt.toString('base64'), commitment: walletCommitment(salt, address), recorded_at: '2026-01-01T00:00:00.000Z' };
   }
 
-  night(date: string, wallet: WalletMaterial, transfers: { tx: string; amount: bigint }[]): NightMaterial {
+  async wallet(address: string): Promise<WalletMaterial> {
+    return this.walletOf(address);
+  }
+
+  async night(date: string, wallet: WalletMaterial, transfers: { tx: string; amount: bigint }[]): Promise<NightMaterial> {
     const salt = DemoVault.salt(date);
     const payload = nightPayload(date, wallet.wallet, wallet.commitment, transfers);
     const material = { date, salt: salt.toString('base64'), payload, commitment: nightCommitment(salt, payload) };
@@ -55,12 +59,12 @@ export class DemoVault implements TransferVault {
     return material;
   }
 
-  openNight(commitment: string): NightMaterial | undefined {
+  async openNight(commitment: string): Promise<NightMaterial | undefined> {
     return this.nights.get(commitment);
   }
 
-  openWallet(commitment: string): WalletMaterial | undefined {
-    const wallet = this.wallet(DEMO_WALLET);
+  async openWallet(commitment: string): Promise<WalletMaterial | undefined> {
+    const wallet = this.walletOf(DEMO_WALLET);
     return wallet.commitment === commitment ? wallet : undefined;
   }
 }

@@ -50,7 +50,7 @@ export const RULES = {
     'Aggregate figures of one real production account that earns liquidity rewards by quoting on a prediction market: not a simulation, backtest or projection. Unaudited and published as-is, losing days included. Not a performance guarantee and not financial advice.',
   polling: 'Poll at most once per minute; once every 5 minutes is recommended. The figures change at most every few minutes.',
   audit_scope:
-    'audit, when not null, is the latest independent audit attestation: its auditor drew audit.nights_checked nights at random from the transparency log and checked their reward transfers against the chain, and audit.nights_matched of them matched. It covers those nights only: do not report the figures as audited.',
+    'audit, when not null, is the latest independent audit attestation by an auditor the log\'s policy lists: its auditor checked audit.nights_checked nights of the transparency log against the chain, drawn at random after the audit was opened in the log (audit.chosen "drawn") or named by the owner ("named", which says nothing of the other nights), audit.nights_matched of them matched, and audit.result says whether it passed. audits_unfinished counts the audits opened with no result yet. It covers those nights only: do not report the figures as audited.',
   sums_foot:
     'Every USD amount is in cents, rounded once where it is published (half away from zero). total_usd, each night\'s running total_usd, returns.rewards_usd and returns.trading_costs_usd are the sums of the published values they cover, and returns.net_usd is their difference, so adding up the published nights reaches them exactly.',
 } as const;

@@ -150,7 +150,7 @@ ${further.map((parts) => `<p>${parts.map(partHtml).join('')}</p>`).join('\n')}
 
 /** The latest independent audit, or that none is published yet; absent while the figures cannot be read. */
 function auditSection(stats: PublishedStats): string {
-  const sentences = auditSentences(stats.audit ?? null, stats.data_source === 'demo');
+  const sentences = auditSentences(stats.audit ?? null, stats.audits_unfinished ?? 0, stats.data_source === 'demo');
   return `<section aria-labelledby="h-audit" id="audit"><h2 id="h-audit">Independent audit</h2>
 ${sentences.map((parts) => `<p>${parts.map(partHtml).join('')}</p>`).join('\n')}
 </section>`;

@@ -69,7 +69,7 @@ export function renderMarkdown(input: PageInput, cfg: Origins): string {
     '',
     s?.attribution.cite ?? citeSentence(cfg),
     '',
-    ...(s ? ['## Independent audit', '', ...auditSentences(s.audit ?? null, s.data_source === 'demo').flatMap((parts) => [parts.map(part).join(''), ''])] : []),
+    ...(s ? ['## Independent audit', '', ...auditSentences(s.audit ?? null, s.audits_unfinished ?? 0, s.data_source === 'demo').flatMap((parts) => [parts.map(part).join(''), ''])] : []),
     '## Verify these figures', '',
     ...facts.map((parts) => `- ${parts.map(part).join('')}`), '',
     ...further.flatMap((parts) => [parts.map(part).join(''), '']),

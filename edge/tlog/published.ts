@@ -44,7 +44,7 @@ export interface PublishedLog {
 const withLines = (note: string, lines: readonly string[]) => note + lines.map((line) => `${line}\n`).join('');
 
 /** The audits as served: each attestation verbatim, with when it was published. */
-export const auditsBody = (audits: LogRecord['audits']): string => `${JSON.stringify({ audits: audits.map(({ note, published_at }) => ({ note, published_at })) } satisfies AuditsRecord)}\n`;
+export const auditsBody = (audits: LogRecord['audits']): string => `${JSON.stringify({ audits: audits.map(({ note, published_at, listed }) => ({ note, published_at, listed })) } satisfies AuditsRecord)}\n`;
 
 /** The log as served, or undefined while nothing is signed. Throws when the entries do not give the checkpoint's root. */
 export async function publishLog(record: LogRecord, siteUrl: string, now = Date.now()): Promise<PublishedLog | undefined> {

@@ -1,23 +1,18 @@
-// The pieces every side of an audit shares: the commitments and their payload, the vault of openings
-// (random salts, or salts derived from a key, which agree across vaults with that key; a wallet
-// switch is always a new commitment), and the sample drawn from a checkpoint's root.
+// The pieces every side of an audit shares: the commitments and their payload, and the sample drawn
+// from a checkpoint's root (the vault of openings: openings-sealed.test.ts).
 import { createHash } from 'node:crypto';
-import { mkdtempSync, readFileSync, statSync } from 'node:fs';
-import { tmpdir } from 'node:os';
-import path from 'node:path';
+import { readFileSync } from 'node:fs';
 import { describe, expect, it } from 'vitest';
 import { canonicalJson } from '../../contract/audit/canonical-json.ts';
 import { nightCommitment, nightPayload, payloadProblem, walletCommitment } from '../../contract/audit/commitment.ts';
 import { countsAsReward, parsePayers } from '../../contract/audit/payers.ts';
 import { drawNights, sampleCandidates } from '../../contract/audit/sample.ts';
+import { drawNights as verifyDrawNights } from '../../verify/draw.ts';
 import { SHIPPED_PAYERS } from '../../audit/check.ts';
-import { FileVault, saltKeyOf } from '../../contract/audit/transfer-vault.ts';
 
 const A = '0x00000000000000000000000000000000000000aa';
 const B = '0x00000000000000000000000000000000000000bb';
 const tx = (n: number) => `0x${n.toString(16).padStart(64, '0')}`;
-const dir = () => mkdtempSync(path.join(tmpdir(), 'vault-'));
-const key = saltKeyOf(Buffer.alloc(48, 3).toString('base64url'));
 
 describe('the commitments', () => {
   it('hash the domain, the salt and the RFC 8785 payload, with transfers in one order', () => {
@@ -44,6 +39,30 @@ describe('the commitments', () => {
     expect(() => parsePayers('[{"chain_id":137}]', 'p.json')).toThrow(/row 1 of p.json: token/);
   });
 
+  it('read a payer row that requires an event, human-readable or a JSON ABI item, and refuse a malformed one naming the row', () => {
+    const base = { chain_id: 137, token: A, payer: B, from: '2026-01-01', until: null, source: 'x' };
+    const list = (event: unknown) => JSON.stringify([base, { ...base, event }]);
+    const human = 'event DistributedRewards(address indexed user, uint256 amount)';
+    const item = { type: 'event', name: 'DistributedRewards', anonymous: false, inputs: [
+      { indexed: true, internalType: 'address', name: 'user', type: 'address' }, { indexed: false, internalType: 'uint256', name: 'amount', type: 'uint256' }] };
+    const [plain, requiring] = parsePayers(list({ abi: human, recipient: 'user', amount: 'amount' }), 'p.json');
+    expect(plain?.event).toBeUndefined();
+    expect(requiring).toMatchObject({ row: 2, event: { recipient: 'user', amount: 'amount', abi: { type: 'event', name: 'DistributedRewards' } } });
+    expect(parsePayers(list({ abi: item, recipient: 'user' }), 'p.json')[1]?.event).toEqual({ recipient: 'user', abi: requiring?.event?.abi });
+    const refused: [unknown, RegExp][] = [
+      ['DistributedRewards(address,uint256)', /row 2 of p.json: event is not an object/],
+      [{ abi: 'DistributedRewards(address,uint256)', recipient: 'user' }, /row 2 of p.json: event.abi is not an event viem can decode/],
+      [{ abi: 'function distributeRewards(address user, uint256 amount)', recipient: 'user' }, /row 2 of p.json: event.abi is not an event/],
+      [{ abi: 'event DistributedRewards(adress indexed user, uint256 amount)', recipient: 'user' }, /row 2 of p.json: event.abi is not an event/],
+      [{ abi: { ...item, anonymous: true }, recipient: 'user' }, /row 2 of p.json: event.abi is not an event/],
+      [{ abi: { ...item, type: 'function' }, recipient: 'user' }, /row 2 of p.json: event.abi is not an event/],
+      [{ abi: human }, /row 2 of p.json: event.recipient does not name an address argument of DistributedRewards/],
+      [{ abi: human, recipient: 'amount' }, /row 2 of p.json: event.recipient does not name an address argument/],
+      [{ abi: human, recipient: 'user', amount: 'user' }, /row 2 of p.json: event.amount does not name an unsigned integer argument of DistributedRewards/],
+    ];
+    for (const [event, why] of refused) expect(() => parsePayers(list(event), 'p.json'), JSON.stringify(event)).toThrow(why);
+  });
+
   it('ships a payer list in that format, every row citing where its address was found', () => {
     const rows = parsePayers(readFileSync(SHIPPED_PAYERS, 'utf8'), SHIPPED_PAYERS);
     expect(rows.length).toBeGreaterThan(0);
@@ -53,62 +72,35 @@ describe('the commitments', () => {
   });
 });
 
-describe('the vault of openings', () => {
-  it('keeps them owner-only and, with one key, gives two writers the same commitments', () => {
-    const [one, two] = [new FileVault(dir(), key), new FileVault(dir(), key)];
-    const w1 = one.wallet(A, undefined, 0, () => false);
-    // The standby opens the commitment in force by deriving its salt again.
-    const w2 = two.wallet(A, w1.commitment, 1, (c) => c === w1.commitment);
-    expect(w2.commitment).toBe(w1.commitment);
-    const transfers = [{ tx: tx(1), amount: 1_234_567n }];
-    expect(two.night('2026-03-02', w2, transfers).commitment).toBe(one.night('2026-03-02', w1, transfers).commitment);
-    expect(one.night('2026-03-02', w1, [{ tx: tx(1), amount: 1_234_568n }]).commitment).not.toBe(one.night('2026-03-02', w1, transfers).commitment);
-    expect(statSync((one as unknown as { dir: string }).dir).mode & 0o777).toBe(0o700);
-  });
-
-  it('makes a switch of wallet, and a switch back, a new commitment each time', () => {
-    const vault = new FileVault(dir(), key);
-    const seen: string[] = [];
-    const commit = (address: string) => {
-      const w = vault.wallet(address, seen.at(-1), seen.length, (c) => seen.includes(c));
-      if (w.commitment !== seen.at(-1)) seen.push(w.commitment);
-      return w;
-    };
-    commit(A);
-    commit(A);
-    commit(B);
-    commit(A);
-    expect(seen).toHaveLength(3);
-    expect(new Set(seen).size).toBe(3);
-    expect(vault.openWallet(seen[2]!)?.wallet).toBe(A);
-  });
-
-  it('without a key, salts are random and still reused for a payload committed before', () => {
-    const vault = new FileVault(dir());
-    const w = vault.wallet(A, undefined, 0, () => false);
-    const transfers = [{ tx: tx(3), amount: 10n }];
-    expect(vault.night('2026-03-03', w, transfers).commitment).toBe(vault.night('2026-03-03', w, transfers).commitment);
-    expect(new FileVault(dir()).wallet(A, undefined, 0, () => false).commitment).not.toBe(w.commitment);
-  });
-});
-
 describe('the sample', () => {
   const dates = Array.from({ length: 30 }, (_, i) => `2026-01-${String(i + 1).padStart(2, '0')}`);
 
-  it('is the same for the same root, another for another root, and never repeats a night', () => {
+  it('is the same for the same root and nonce, another for another root or nonce, and never repeats a night', () => {
     const root = createHash('sha256').update('root one').digest();
-    const drawn = drawNights(root, dates, 5);
+    const nonce = 'a'.repeat(32);
+    const drawn = drawNights(root, nonce, dates, 5);
     expect(drawn).toHaveLength(5);
     expect(new Set(drawn).size).toBe(5);
     expect(drawn).toEqual([...drawn].sort());
-    expect(drawNights(root, dates, 5)).toEqual(drawn);
-    expect(drawNights(createHash('sha256').update('root two').digest(), dates, 5)).not.toEqual(drawn);
-    expect(drawNights(root, dates, 99)).toEqual(dates);
+    expect(drawNights(root, nonce, dates, 5)).toEqual(drawn);
+    expect(drawNights(createHash('sha256').update('root two').digest(), nonce, dates, 5)).not.toEqual(drawn);
+    expect(drawNights(root, 'b'.repeat(32), dates, 5)).not.toEqual(drawn);
+    expect(drawNights(root, nonce, dates, 99)).toEqual(dates);
+  });
+
+  it('is the draw the standalone verifier recomputes, on the same inputs', () => {
+    for (let i = 0; i < 200; i++) {
+      const root = createHash('sha256').update(`root ${i}`).digest();
+      const nonce = createHash('sha256').update(`nonce ${i}`).digest('hex');
+      const candidates = dates.slice(0, 1 + (i % dates.length));
+      const k = 1 + (i % 7);
+      expect(drawNights(root, nonce, candidates, k)).toEqual(verifyDrawNights(root, nonce, candidates, k));
+    }
   });
 
   it('draws from the nights whose first entry follows the first wallet entry', () => {
     const entries = [
-      { index: 0, date: '2026-01-01' }, { index: 1, date: null }, { index: 2, date: '2026-01-02' },
+      { index: 0, date: '2026-01-01' }, { index: 1, date: null, kind: 'wallet' }, { index: 2, date: '2026-01-02' },
       { index: 3, date: '2026-01-01' }, { index: 4, date: '2026-01-03' },
     ];
     expect(sampleCandidates(entries)).toEqual(['2026-01-02', '2026-01-03']);

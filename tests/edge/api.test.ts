@@ -25,6 +25,7 @@ describe('GET /api/stats', () => {
     expect(body.notes.demo_data).toBeUndefined();
     // No attestation is published on a fresh stack: the field is there, null, and its rule beside it.
     expect(body).toHaveProperty('audit', null);
+    expect(body).toHaveProperty('audits_unfinished', 0);
     expect(body.notes.audit_scope).toMatch(/do not report the figures as audited/);
   });
 

@@ -68,7 +68,7 @@ describe("the node's one holder of the log", () => {
 
   it('reads the log for an audit attestation an answer is about to name, and keeps a view with more attestations over a read of the same checkpoint with fewer', async () => {
     const base = await fixedLog();
-    const audit = (at: string) => ({ note: `attestation published ${at}\n\n\u2014 auditor.example c2lnbmF0dXJl\n`, published_at: at });
+    const audit = (at: string) => ({ note: `attestation published ${at}\n\n\u2014 auditor.example c2lnbmF0dXJl\n`, published_at: at, listed: true });
     const first = { ...base, audits: [audit('2025-03-20T07:00:00Z')] };
     const second = { ...base, audits: [...first.audits, audit('2025-03-21T07:00:00Z')] };
     const { holder, reads, tick } = holderOver([first, second, first], true);

@@ -1,6 +1,7 @@
 // The edge app's routes under /log/, asked through app.request() with no port: tiles and checkpoints
 // from a holder whose view is behind, the log's page, and the audit attestations.
 import { describe, expect, it } from 'vitest';
+import { readAttestation } from '../../contract/audit/attestation.ts';
 import { logOrigin, SITE_PATHS } from '../../contract/paths.ts';
 import { app, appWith, cfg, fixedUpstream } from '../support/fixed-edge.ts';
 import { auditOf, fixedLog, fixedStats, signedAttestation, type AttestationFacts } from '../support/records.ts';
@@ -47,10 +48,14 @@ describe('the log\'s page', () => {
 });
 
 describe("the log's audit attestations", () => {
-  /** An attestation of three nights of the fixed log, two of which matched. */
+  /** An attestation of three nights drawn from the fixed log's checkpoint, two of which matched (the fixed log's night i is its entry i). */
   const facts = async (): Promise<AttestationFacts> => {
-    const { origin, size, root } = (await fixedLog(cfg.siteUrl)).log_checkpoint!;
-    return { origin, size, root, nights: ['2025-03-02', '2025-03-07', '2025-03-12'], matched: 2, date: '2025-03-20', auditor: 'auditor.example' };
+    const log = await fixedLog(cfg.siteUrl);
+    const { origin, size, root } = log.log_checkpoint!;
+    return {
+      origin, logKey: log.vkey!, size, root, opening: size, nonce: 'a-nonce-of-the-auditor.0123456789abcdef', date: '2025-03-20', auditor: 'auditor.example',
+      nights: [{ date: '2025-03-02', index: 1, pass: true }, { date: '2025-03-07', index: 6, pass: true }, { date: '2025-03-12', index: 11, pass: false }],
+    };
   };
 
   it('answers {"audits": []} before any is published, with a strong validator that If-None-Match meets with a 304', async () => {
@@ -68,13 +73,14 @@ describe("the log's audit attestations", () => {
     for (const method of ['POST', 'PUT']) expect((await app.request(SITE_PATHS.LOG_AUDITS, { method })).status).toBe(405);
   });
 
-  it('serves every attestation verbatim, oldest first, and reads the log anew once the stats name an audit its holder does not hold', async () => {
+  it('serves every attestation verbatim, oldest first, marked whether the policy lists its auditor, and reads the log anew once the stats name an audit its holder does not hold', async () => {
     const base = await fixedLog(cfg.siteUrl);
     const first = await facts();
-    const second = { ...first, nights: ['2025-03-04'], matched: 1, date: '2025-03-21' };
+    const second: AttestationFacts = { ...first, opening: first.opening + 1, nights: [{ date: '2025-03-04', index: 3, pass: true }], date: '2025-03-21' };
+    // The first by a key the policy does not list, served all the same; the second by a listed one.
     const published = [
-      { note: await signedAttestation(first), published_at: '2025-03-20T07:00:00Z' },
-      { note: await signedAttestation(second), published_at: '2025-03-21T07:00:00Z' },
+      { note: await signedAttestation(first), published_at: '2025-03-20T07:00:00Z', listed: false },
+      { note: await signedAttestation(second), published_at: '2025-03-21T07:00:00Z', listed: true },
     ];
     let reads = 0;
     const worker = appWith({
@@ -87,16 +93,24 @@ describe("the log's audit attestations", () => {
     expect(await before.json()).toEqual({ audits: [] });
     expect(reads).toBe(1);
     const stats = await (await worker.request(SITE_PATHS.SITE_STATS)).json();
-    expect(stats.audit).toEqual({ date: '2025-03-21', auditor: 'auditor.example', nights_checked: 1, nights_matched: 1, checkpoint_size: base.entries.length, published_at: '2025-03-21T07:00:00Z' });
+    expect(stats.audit).toEqual({
+      date: '2025-03-21', auditor: 'auditor.example', chosen: 'drawn', result: 'pass', nights_checked: 1, nights_matched: 1,
+      checkpoint_size: base.entries.length, published_at: '2025-03-21T07:00:00Z',
+    });
     expect(reads).toBe(2);
     const after = await worker.request(SITE_PATHS.LOG_AUDITS);
     expect(await after.text()).toBe(`${JSON.stringify({ audits: published })}\n`);
     expect(after.headers.get('etag')).not.toBe(before.headers.get('etag'));
     // The note as its auditor signed it: the body, a blank line, the signature line.
-    const [note] = ((await (await worker.request(SITE_PATHS.LOG_AUDITS)).json()) as { audits: { note: string }[] }).audits;
-    expect(note!.note).toBe(published[0]!.note);
-    expect(note!.note.split('\n').slice(0, 2)).toEqual(['public-stats audit attestation v1', `origin ${logOrigin(cfg, false)}`]);
-    expect(note!.note).toMatch(/\n\n\u2014 auditor\.example [A-Za-z0-9+/]+=*\n$/);
+    const served = ((await (await worker.request(SITE_PATHS.LOG_AUDITS)).json()) as { audits: { note: string; listed: boolean }[] }).audits;
+    expect(served.map((a) => a.listed)).toEqual([false, true]);
+    const note = served[0]!.note;
+    expect(note).toBe(published[0]!.note);
+    expect(note.split('\n').slice(0, 3)).toEqual(['public-stats audit attestation v2', `origin ${logOrigin(cfg, false)}`, `log-key ${first.logKey}`]);
+    expect(note.split('\n').slice(8, 12)).toEqual(['night 2025-03-02 1 pass', 'night 2025-03-07 6 pass', 'night 2025-03-12 11 fail', 'result fail']);
+    expect(note).toMatch(/\n\n\u2014 auditor\.example [A-Za-z0-9+/]+=*\n$/);
+    // A signed attestation as any reader checks it: its signature by the key its body names.
+    expect(await readAttestation(note)).toMatchObject({ auditor: 'auditor.example', opening: first.opening, drawn: { k: 3, nonce: first.nonce }, result: 'fail' });
     // Named and held: no further read.
     await worker.request(SITE_PATHS.SITE_STATS);
     expect(reads).toBe(2);

@@ -1,13 +1,18 @@
 // What the landing page says, read in headless Chromium on two private stacks (demo data, real-looking
 // imported rows): the figures /api/stats serves, a bar a night, the demo banner only for demo data,
-// the account of the log, the privacy promise and the latest independent audit.
+// the account of the log, the privacy promise and the latest independent audit (by an auditor the
+// log's policy lists).
+import { randomBytes } from 'node:crypto';
+import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
 import path from 'node:path';
 import type { Browser, Page } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { wcagViolations } from '../support/axe.ts';
 import type { TestStack } from '../support/stack.ts';
 import { SITE_DOCUMENTS } from '../../contract/documents.ts';
-import { SITE_PATHS } from '../../contract/paths.ts';
+import { logIdentity, SITE_PATHS } from '../../contract/paths.ts';
+import { parseVerifierKey } from '../../contract/tlog/vkey.ts';
 import { PRIVACY } from '../../contract/texts/rules.ts';
 import { AuditSchema } from '../../contract/records.ts';
 import { esc } from '../../edge/page/escape.ts';
@@ -15,6 +20,10 @@ import { query } from '../support/db.ts';
 import { eventually } from '../support/edge.ts';
 import { OUT_DIR, readable, startLandingStacks, stopLandingStacks, usd } from '../support/landing-stacks.ts';
 import { signedAttestation, type AttestationFacts } from '../support/records.ts';
+import { cliEnv, runCli } from '../support/writer.ts';
+import { newAuditorKey, type AuditorKey } from '../../contract/audit/attestation.ts';
+import { nonceSha256 } from '../../contract/audit/opening.ts';
+import { drawNights, sampleCandidates } from '../../contract/audit/sample.ts';
 
 /** Every titled row of the documents table is linked from the page. */
 const DISCOVERY = SITE_DOCUMENTS.filter((d) => d.title).map((d) => d.path);
@@ -149,15 +158,16 @@ describe('what the page promises', () => {
   });
 });
 
-// Last in this file: it publishes an attestation on the demo stack.
+// Last in this file: it opens audits and publishes attestations on the demo stack.
 describe('the latest independent audit: /api/stats, the page and /log/audits', () => {
-  const NONE = 'No independent audit has been published yet.';
+  const NONE = "No independent audit by an auditor the log's policy lists has been published yet.";
   const DEMO = 'Demo data, like the rest of this page: an audit shown here is of the demo log, not of the real account.';
 
-  it('on fresh demo data: audit is null, the page says none is published yet and that it is demo data, and /log/audits lists none', async () => {
+  it('on fresh demo data: audit is null, none is opened, the page says none is published yet and that it is demo data, and /log/audits lists none', async () => {
     const siteUrl = demo.cfg.siteUrl;
     const stats = await (await fetch(`${siteUrl}${SITE_PATHS.SITE_STATS}`)).json();
     expect(stats).toHaveProperty('audit', null);
+    expect(stats).toHaveProperty('audits_unfinished', 0);
     const direct = await (await fetch(`${demo.cfg.apiUrl}/rest/v1/rpc/landing_stats`, { headers: { apikey: demo.cfg.ANON_KEY } })).json();
     expect(direct).toHaveProperty('audit', null);
     // While the figures are demo data the real log's paths lead to the demo log's.
@@ -183,22 +193,54 @@ describe('the latest independent audit: /api/stats, the page and /log/audits', (
     expect(importedMarkdown).not.toContain(DEMO);
   });
 
-  it('an attestation published through stats.publish_audit: on /api/stats and the API host, on the page (HTML and Markdown) and verbatim at /log/audits', async () => {
+  it('audits opened with stats.open_audit and signed into the log by the writer, then attested: a failed one by an auditor the policy lists on /api/stats, the API host and the page; one by a key it does not list only at /log/audits', async () => {
     const { siteUrl, apiUrl, ANON_KEY } = demo.cfg;
     const adminUrl = demo.db.adminUrl;
-    const [head] = await query<{ size: number; root: string; origin: string }>(adminUrl,
-      `select size::int as size, root, split_part(note, E'\n', 1) as origin from stats.log_checkpoint order by size desc limit 1`);
-    const nights = (await query<{ date: string }>(adminUrl,
-      `select distinct date::text as date from stats.log_entry where date is not null and idx < $1 order by date limit 3`, [head!.size])).map((r) => r.date);
-    expect(nights).toHaveLength(3);
-    const facts: AttestationFacts = { origin: head!.origin, size: head!.size, root: head!.root, nights, matched: 2, date: new Date().toISOString().slice(0, 10), auditor: 'auditor.example' };
-    const note = await signedAttestation(facts);
+    const [head] = await query<{ size: number; root: string; origin: string; vkey: string }>(adminUrl,
+      `select size::int as size, root, split_part(note, E'\n', 1) as origin, vkey from stats.log_checkpoint order by size desc limit 1`);
+    const auditor = await newAuditorKey('auditor.example');
+    const stranger = await newAuditorKey('stranger.example');
+    // The owner's policy lists the one auditor (and no witness); the writer records it as it signs.
+    const real = await logIdentity(demo.cfg, (await parseVerifierKey(head!.vkey)).publicKey, false);
+    const policy = `log ${real.vkey}\nquorum none\nauditor ${auditor.verifierKey}\n`;
+    const policyDir = mkdtempSync(path.join(tmpdir(), 'audit-policy-'));
+    writeFileSync(path.join(policyDir, 'log.policy'), policy);
+    // Each auditor hands the owner its nonce's SHA-256; the owner opens the audits, and the writer signs them into the log.
+    const nonces = [randomBytes(16).toString('hex'), randomBytes(16).toString('hex')] as const;
+    const open = async (key: string, nonce: string, k: number) => (await query<{ idx: number }>(adminUrl,
+      'select stats.open_audit($1, $2, $3::bigint, $4::integer, null)::int as idx', [key, nonceSha256(nonce), head!.size, k]))[0]!.idx;
+    const openings = [await open(auditor.verifierKey, nonces[0], 3), await open(stranger.verifierKey, nonces[1], 1)] as const;
+    const signed = await runCli(['sign'], cliEnv(demo, { ENV_FILE: '/dev/null', LOG_POLICY: path.join(policyDir, 'log.policy') }));
+    rmSync(policyDir, { recursive: true });
+    expect(signed.code, signed.stdout + signed.stderr).toBe(0);
+    expect(await query(adminUrl, 'select policy from stats.log_policy order by recorded_at desc limit 1')).toEqual([{ policy }]);
+    const [{ size }] = await query<{ size: number }>(adminUrl, 'select max(size)::int as size from stats.log_checkpoint') as [{ size: number }];
+    expect(size).toBeGreaterThan(openings[1]);
+    const opened = await eventually(async () => (await (await fetch(`${siteUrl}${SITE_PATHS.SITE_STATS}`)).json()) as { audit: unknown; audits_unfinished: number }, (s) => s.audits_unfinished === 2, 60_000);
+    expect(opened.audit).toBeNull();
+
+    // The nights each draws, by rule v2, from the checkpoint's root and its nonce; each at its latest entry within the checkpoint.
+    const entries = await query<{ index: number; date: string | null; kind: string | null }>(adminUrl,
+      `select idx::int as index, date::text as date, entry::jsonb ->> 'kind' as kind from stats.log_entry where idx < $1 order by idx`, [head!.size]);
+    const latest = (date: string) => entries.filter((e) => e.date === date).at(-1)!.index;
+    const candidates = sampleCandidates(entries.map((e) => ({ ...e, kind: e.kind ?? undefined })));
+    const drawn = (nonce: string, k: number) => drawNights(Buffer.from(head!.root, 'base64'), nonce, candidates, k);
+    const facts = (key: AuditorKey, i: 0 | 1, k: number, failing: boolean): AttestationFacts => ({
+      origin: head!.origin, logKey: head!.vkey, size: head!.size, root: head!.root, opening: openings[i], nonce: nonces[i],
+      nights: drawn(nonces[i], k).map((date, n) => ({ date, index: latest(date), pass: !(failing && n === k - 1) })),
+      date: new Date().toISOString().slice(0, 10), auditor: key.name,
+    });
+    // The listed auditor's audit of three nights failed: the last did not match.
+    const failed = facts(auditor, 0, 3, true);
+    expect(failed.nights).toHaveLength(3);
+    const note = await signedAttestation(failed, auditor);
     const [published] = await query<{ published_at: Date }>(adminUrl, 'select published_at from stats.publish_audit($1)', [note]);
     const publishedAt = published!.published_at;
 
-    const stats = await eventually(async () => (await (await fetch(`${siteUrl}${SITE_PATHS.SITE_STATS}`)).json()) as { audit: Record<string, unknown> | null }, (s) => s.audit !== null, 60_000);
+    const stats = await eventually(async () => (await (await fetch(`${siteUrl}${SITE_PATHS.SITE_STATS}`)).json()) as { audit: Record<string, unknown> | null; audits_unfinished: number }, (s) => s.audit !== null, 60_000);
     expect(Object.keys(stats.audit!).sort()).toEqual(Object.keys(AuditSchema.shape).sort());
-    expect(stats.audit).toMatchObject({ date: facts.date, auditor: 'auditor.example', nights_checked: 3, nights_matched: 2, checkpoint_size: head!.size });
+    expect(stats.audit).toMatchObject({ date: failed.date, auditor: 'auditor.example', chosen: 'drawn', result: 'fail', nights_checked: 3, nights_matched: 2, checkpoint_size: head!.size });
+    expect(stats.audits_unfinished).toBe(1);
     const at = stats.audit!.published_at as string;
     // Published at the database clock, said to the second.
     expect(Math.abs(Date.parse(at) - publishedAt.getTime())).toBeLessThan(1000);
@@ -207,7 +249,7 @@ describe('the latest independent audit: /api/stats, the page and /log/audits', (
 
     // The attestation as its auditor signed it, with when it was published; the stats record named it, so the log serves it.
     const audits = await fetch(`${siteUrl}${SITE_PATHS.LOG_AUDITS}`);
-    expect(await audits.json()).toEqual({ audits: [{ note, published_at: at }] });
+    expect(await audits.json()).toEqual({ audits: [{ note, published_at: at, listed: true }] });
     const etag = audits.headers.get('etag');
     expect(etag).toBeTruthy();
     const again = await fetch(`${siteUrl}${SITE_PATHS.LOG_DEMO}audits`, { headers: { 'if-none-match': etag! } });
@@ -217,11 +259,12 @@ describe('the latest independent audit: /api/stats, the page and /log/audits', (
     try {
       const section = page.locator('section[aria-labelledby="h-audit"]');
       const paragraphs = await section.locator('p').allInnerTexts();
-      expect(paragraphs.slice(0, 4)).toEqual([
+      expect(paragraphs.slice(0, 5)).toEqual([
         DEMO,
-        `Audited on ${facts.date} by auditor.example: 2 of 3 nights drawn at random matched the reward transfers on the chain, checked against the log's checkpoint of ${head!.size} entries; published ${readable(at)}.`,
+        `Audited on ${failed.date} by auditor.example, an auditor the log's policy lists: FAILED. 2 of 3 nights drawn at random after the audit was opened in the log matched the reward transfers on the chain, judged within the log's checkpoint of ${head!.size} entries; published ${readable(at)}.`,
         '1 night did not match.',
         'An audit covers the nights it checked, not the figures as a whole.',
+        '1 audit was opened in the log and has no published result yet: under way, or abandoned.',
       ]);
       expect(await section.locator('time').getAttribute('datetime')).toBe(at);
       await section.screenshot({ path: path.join(OUT_DIR, 'audit-demo.png') });
@@ -238,6 +281,15 @@ describe('the latest independent audit: /api/stats, the page and /log/audits', (
       await context.close();
     }
     const markdown = await (await fetch(`${siteUrl}${SITE_PATHS.INDEX_MD}`)).text();
-    expect(markdown).toContain(`by auditor.example: 2 of 3 nights drawn at random matched the reward transfers on the chain`);
-  }, 120_000);
+    expect(markdown).toContain('by auditor.example, an auditor the log\'s policy lists: FAILED. 2 of 3 nights drawn at random after the audit was opened in the log matched the reward transfers on the chain');
+
+    // A passing attestation by a key the policy does not list, published later: served, marked unlisted, never the audit.
+    const strangers = await signedAttestation(facts(stranger, 1, 1, false), stranger);
+    await query(adminUrl, 'select stats.publish_audit($1)', [strangers]);
+    const after = await eventually(async () => (await (await fetch(`${siteUrl}${SITE_PATHS.SITE_STATS}`)).json()) as { audit: unknown; audits_unfinished: number }, (s) => s.audits_unfinished === 0, 60_000);
+    expect(after.audit).toEqual(stats.audit);
+    const served = await eventually(async () => (await (await fetch(`${siteUrl}${SITE_PATHS.LOG_AUDITS}`)).json()) as { audits: { note: string; listed: boolean }[] }, (a) => a.audits.length === 2, 30_000);
+    expect(served.audits.map(({ note, listed }) => ({ note, listed }))).toEqual([{ note, listed: true }, { note: strangers, listed: false }]);
+    expect((await (await fetch(`${siteUrl}${SITE_PATHS.INDEX_MD}`)).text())).not.toContain('stranger.example');
+  }, 180_000);
 });

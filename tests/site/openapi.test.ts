@@ -100,14 +100,19 @@ describe('the OpenAPI descriptions as documents', () => {
   it('documents every field of both records with its type and format', () => {
     const s = openapi.components.schemas;
     const props = (name: string) => Object.keys(s[name].properties).sort();
-    expect(props('StatsRecord')).toEqual(['accrued_today_markets', 'accrued_today_usd', 'audit', 'best_day_usd', 'capital', 'daily', 'data_source',
+    expect(props('StatsRecord')).toEqual(['accrued_today_markets', 'accrued_today_usd', 'audit', 'audits_unfinished', 'best_day_usd', 'capital', 'daily', 'data_source',
       'last_night_date', 'last_night_usd', 'log_checkpoint', 'markets_quoted_24h', 'returns', 'since_date', 'total_usd', 'updated_at', 'worst_day_usd']);
-    expect(props('Audit')).toEqual(['auditor', 'checkpoint_size', 'date', 'nights_checked', 'nights_matched', 'published_at']);
+    expect(props('Audit')).toEqual(['auditor', 'checkpoint_size', 'chosen', 'date', 'nights_checked', 'nights_matched', 'published_at', 'result']);
     expect(s.StatsRecord.properties.audit.anyOf).toEqual([{ $ref: '#/components/schemas/Audit' }, { type: 'null' }]);
-    expect(s.Audit.required).toEqual(['date', 'auditor', 'nights_checked', 'nights_matched', 'checkpoint_size', 'published_at']);
+    expect(s.Audit.required).toEqual(['date', 'auditor', 'chosen', 'result', 'nights_checked', 'nights_matched', 'checkpoint_size', 'published_at']);
+    expect(s.Audit.properties.chosen.enum).toEqual(['drawn', 'named']);
+    expect(s.Audit.properties.result.enum).toEqual(['pass', 'fail']);
+    expect(s.StatsRecord.required).toContain('audits_unfinished');
     expect(s.Audit.properties.published_at.format).toBe('date-time');
     expect(s.LogRecord.properties.audits.items).toEqual({ $ref: '#/components/schemas/PublishedAudit' });
     expect(keyless.components.schemas.AuditsRecord.properties.audits.items).toEqual({ $ref: '#/components/schemas/PublishedAudit' });
+    expect(props('PublishedAudit')).toEqual(['listed', 'note', 'published_at']);
+    expect(s.PublishedAudit.properties.listed.type).toBe('boolean');
     expect(props('Capital')).toEqual(['as_of', 'at_stake_usd', 'cash_usd', 'inventory_usd', 'positions']);
     expect(props('Returns')).toEqual(['from_date', 'gross_yield_pct', 'net_usd', 'net_yield_pct', 'rewards_usd', 'rewards_vs_costs',
       'to_date', 'trading_costs_usd', 'window_days']);

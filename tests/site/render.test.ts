@@ -90,7 +90,7 @@ describe('renderSiteDocuments', () => {
     const keyless = JSON.parse(read('openapi-keyless.json'));
     const operation = keyless.paths[SITE_PATHS.LOG_AUDITS].get;
     expect(operation.responses['200'].content['application/json'].schema).toEqual({ $ref: '#/components/schemas/AuditsRecord' });
-    expect(operation.description).toContain('public-stats audit attestation v1');
+    expect(operation.description).toContain('public-stats audit attestation v2');
     expect(keyless.components.schemas.SiteStatsRecord.properties.audit.description).toMatch(/null until one is published/);
     expect(read('llms.txt')).toContain(`[Audit attestations](${SITE}${SITE_PATHS.LOG_AUDITS})`);
     expect(read('.well-known/agent-skills/public-stats-api/SKILL.md')).toContain(`GET ${SITE}${SITE_PATHS.LOG_AUDITS}`);

@@ -28,13 +28,14 @@ describe('landing_stats on an empty database', () => {
       data_source: null,
       log_checkpoint: null,
       audit: null,
+      audits_unfinished: 0,
     });
   });
 
   it('keeps the published field order', async () => {
     const r = await inRollback((c) => statsAt(c));
     expect(Object.keys(r)).toEqual(['updated_at', 'daily', 'last_night_usd', 'last_night_date', 'accrued_today_usd',
-      'accrued_today_markets', 'markets_quoted_24h', 'total_usd', 'since_date', 'best_day_usd', 'worst_day_usd', 'capital', 'returns', 'data_source', 'log_checkpoint', 'audit']);
+      'accrued_today_markets', 'markets_quoted_24h', 'total_usd', 'since_date', 'best_day_usd', 'worst_day_usd', 'capital', 'returns', 'data_source', 'log_checkpoint', 'audit', 'audits_unfinished']);
   });
 });
 

@@ -1,9 +1,9 @@
 // Backup then restore into an empty database round-trips: identical landing_stats and landing_health.
-import { mkdirSync, mkdtempSync, readFileSync, rmSync, statSync, writeFileSync } from 'node:fs';
+import { existsSync, mkdtempSync, readFileSync, rmSync, statSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { dump, restore } from '../../stack/backup.ts';
+import { dump, restore, vaultBackupOf } from '../../stack/backup.ts';
 import { withClient } from '../support/db.ts';
 import { startTestStack, type TestStack } from '../support/stack.ts';
 
@@ -51,16 +51,15 @@ describe('backup and restore', () => {
     expect(await log(target)).toEqual(await log(source));
   });
 
-  it('carries the openings of the commitments beside the dump, readable by its owner only', async () => {
+  it('puts the openings an older backup carried beside its dump back under the data directory, readable by its owner only', async () => {
     const source = stack.db.adminUrl;
     await withClient(source, (c) => c.query('create database restored_vault'));
-    const vault = path.join(dir, 'vault');
-    mkdirSync(vault, { mode: 0o700 });
+    const file = path.join(dir, 'older.dump');
+    dump(source, file);
+    // The openings are rows of the dump now: no file beside it. An older backup's looked like this.
+    expect(existsSync(vaultBackupOf(file))).toBe(false);
     const lines = { 'wallets.jsonl': '{"wallet":"0x00000000000000000000000000000000000000aa"}\n', 'nights.jsonl': '{"date":"2026-03-01"}\n{"date":"2026-03-02"}\n' };
-    for (const [name, text] of Object.entries(lines)) writeFileSync(path.join(vault, name), text, { mode: 0o600 });
-    const file = path.join(dir, 'with-vault.dump');
-    dump(source, file, vault);
-    expect(statSync(`${file}.reward-transfers.json`).mode & 0o777).toBe(0o600);
+    writeFileSync(vaultBackupOf(file), JSON.stringify(lines), { mode: 0o600 });
     const restoredVault = path.join(dir, 'restored-vault');
     await restore(source.replace(/\/postgres$/, '/restored_vault'), file, restoredVault);
     for (const [name, text] of Object.entries(lines)) {

@@ -137,7 +137,7 @@ describe('docker-compose.yml', () => {
     const composed = Object.fromEntries(Object.entries(services.writer!.environment!).map(([k, v]) => [k, String(v).replace(/\$\{[A-Z_]+:-([^}]*)\}/g, '$1').replace(/\$\{[A-Z_]+:\?[^}]*\}/g, 'secret').replace('${SITE_URL}', 'https://stats.example.org')]));
     const account = { CLOB_API_KEY: 'key', CLOB_SECRET: 'secret', CLOB_PASSPHRASE: 'passphrase', POLY_ADDRESS: `0x${'ab'.repeat(20)}`, WRITER_NAME: 'writer-test' };
     // Where the database and the signer's state file are, the public URL and the keys belong to each deployment; the rest is policy.
-    const placement = { WRITER_DATABASE_URL: composed.WRITER_DATABASE_URL, LOG_SIGNER_STATE: composed.LOG_SIGNER_STATE, SITE_URL: composed.SITE_URL, LOG_SIGNING_KEY: composed.LOG_SIGNING_KEY };
+    const placement = { WRITER_DATABASE_URL: composed.WRITER_DATABASE_URL, LOG_SIGNER_STATE: composed.LOG_SIGNER_STATE, SITE_URL: composed.SITE_URL, LOG_SIGNING_KEY: composed.LOG_SIGNING_KEY, OPENINGS_KEY: composed.OPENINGS_KEY };
     const local = writerConfigFromEnv({ ...account, ...placement });
     expect(writerConfigFromEnv({ ...composed, ...account })).toEqual(local);
   });

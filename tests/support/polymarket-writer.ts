@@ -4,10 +4,10 @@ import { mkdtempSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { addDays, midnightMs, todayUtc } from '../../contract/dates.ts';
-import { FileVault } from '../../contract/audit/transfer-vault.ts';
 import type { Env } from '../../config/settings.ts';
 import { polymarketFromEnv } from '../../config/writer.ts';
 import { createLogger } from '../../writer/log.ts';
+import { SealedOpenings } from '../../writer/openings.ts';
 import { PolymarketSource } from '../../writer/polymarket/source.ts';
 import { TABLE_NAMES } from '../../contract/tables.ts';
 import { query } from './db.ts';
@@ -128,8 +128,8 @@ export async function runWriter(runs: CliRun[], env: Env, args: string[], extra:
 export function polymarketSource(env: Env, extra: Record<string, string> = {}) {
   const lines: Record<string, unknown>[] = [];
   const log = createLogger({ json: true, write: (l) => lines.push(JSON.parse(l) as Record<string, unknown>) });
-  const vault = new FileVault(mkdtempSync(path.join(tmpdir(), 'reward-transfers-')));
-  return { source: new PolymarketSource(polymarketFromEnv({ ...env, ...extra }), vault, log), log, lines };
+  const openings = new SealedOpenings(env.OPENINGS_KEY, mkdtempSync(path.join(tmpdir(), 'reward-transfers-')), log);
+  return { source: new PolymarketSource(polymarketFromEnv({ ...env, ...extra }), openings, log), log, lines };
 }
 
 /**

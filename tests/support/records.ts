@@ -13,7 +13,8 @@ import {
   type LogRecord,
   type StatsRecord,
 } from '../../contract/records.ts';
-import { generateKeyPairSync } from 'node:crypto';
+import { createHash, generateKeyPairSync } from 'node:crypto';
+import { newAuditorKey, signAttestation, type Attestation, type AttestedNight, type AuditorKey } from '../../contract/audit/attestation.ts';
 import { base64, noteVerifierKey } from '../../contract/log-key.ts';
 import { logOrigin } from '../../contract/paths.ts';
 import { buildTree } from '../../contract/tlog/merkle.ts';
@@ -114,6 +115,7 @@ export function fixedStats(source: 'polymarket' | 'demo' = 'polymarket', audit: 
     data_source: source,
     log_checkpoint: FIXED_LOG_HEAD,
     audit,
+    audits_unfinished: 0,
   });
 }
 
@@ -177,35 +179,49 @@ export async function fixedLog(siteUrl = 'https://stats.example.org', variant: F
 }
 
 export interface AttestationFacts {
-  /** The log's origin, and the signed checkpoint checked against. */
+  /** The log's origin and verifier key, and the signed checkpoint the nights were judged within. */
   origin: string;
+  logKey: string;
   size: number;
   root: string;
-  nights: string[];
-  matched: number;
+  /** The index of the audit's opening entry. */
+  opening: number;
+  /** The auditor's nonce the nights were drawn with (as many as were checked); absent when the owner named them. */
+  nonce?: string;
+  /** Each night checked: its latest entry within the checkpoint (null when none), and whether it matched the chain. */
+  nights: AttestedNight[];
   /** The day audited (YYYY-MM-DD). */
   date: string;
   /** The auditor's key name. */
   auditor: string;
 }
 
+/** A fixed SHA-256 of a payer list: the tests check that it is carried, not which list it is. */
+const PAYERS_SHA256 = createHash('sha256').update('the payer list a test names').digest('hex');
+
+/** The attestation the facts make, unsigned, as contract/audit/attestation.ts writes it. */
+export const attestationOf = (a: AttestationFacts): Omit<Attestation, 'auditorKey'> => ({
+  origin: a.origin, logKey: a.logKey, checkpointSize: a.size, checkpointRoot: a.root, opening: a.opening,
+  drawn: a.nonce === undefined ? null : { k: a.nights.length, nonce: a.nonce }, chainId: 137, payersSha256: PAYERS_SHA256,
+  nights: a.nights, result: a.nights.every((n) => n.pass) ? 'pass' : 'fail', date: a.date,
+});
+
 /**
- * An audit attestation as an auditor signs it with a key made for the test: a signed note
+ * An audit attestation as an auditor signs it, with `key` or a key made for the test: a signed note
  * (https://c2sp.org/signed-note) whose body states what was checked, then its signature line.
  */
-export async function signedAttestation(a: AttestationFacts): Promise<string> {
-  const key = await newKey(a.auditor);
-  const body = [
-    'public-stats audit attestation v1', `origin ${a.origin}`, `checkpoint ${a.size} ${a.root}`, 'chain 137',
-    `nights ${a.nights.join(',')}`, `matched ${a.matched}`, `date ${a.date}`, `auditor ${await noteVerifierKey(a.auditor, key.publicKey)}`, '',
-  ].join('\n');
-  return signNote(body, a.auditor, key.privateKey, key.publicKey);
+export async function signedAttestation(a: AttestationFacts, key?: AuditorKey): Promise<string> {
+  return signAttestation(attestationOf(a), key ?? await newAuditorKey(a.auditor));
 }
 
 /** What the stats record says of an attestation published at `publishedAt`. */
-export const auditOf = (a: AttestationFacts, publishedAt: string): Audit => ({
-  date: a.date, auditor: a.auditor, nights_checked: a.nights.length, nights_matched: a.matched, checkpoint_size: a.size, published_at: publishedAt,
-});
+export const auditOf = (a: AttestationFacts, publishedAt: string): Audit => {
+  const { drawn, result } = attestationOf(a);
+  return {
+    date: a.date, auditor: a.auditor, chosen: drawn ? 'drawn' : 'named', result, nights_checked: a.nights.length,
+    nights_matched: a.nights.filter((n) => n.pass).length, checkpoint_size: a.size, published_at: publishedAt,
+  };
+};
 
 /** An "ok" health record checked at `checkedAt`. */
 export function fixedHealth(checkedAt = '2025-03-20T06:01:00Z'): HealthRecord {

@@ -29,8 +29,10 @@ export function cliEnv(stack: TestStack, extra: Env = {}): Env {
     POSTGRES_PASSWORD: cfg.POSTGRES_PASSWORD,
     HTTP_SIG_PRIVATE_KEY: cfg.HTTP_SIG_PRIVATE_KEY,
     ...logSignerEnv(cfg),
+    // The key the writer seals the openings of its commitments under, in the stack's database.
+    OPENINGS_KEY: cfg.OPENINGS_KEY,
     BIND_HOST: cfg.bindHost,
-    // The writer keeps the openings of its commitments under the stack's data directory, never the checkout's.
+    // Anything the writer keeps on disk goes under the stack's data directory, never the checkout's.
     DATA_DIR: cfg.dataDir,
     POSTGRES_PORT: String(cfg.postgresPort),
     DATABASE_URL: '',

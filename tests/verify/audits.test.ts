@@ -1,175 +1,146 @@
-// Audit attestations as the verifier reads them: signed with the service's own code
-// (contract/audit/attestation.ts), read by the verifier's own reader (verify/audits.ts),
-// counted only when the policy lists the auditor, and checked against a log made here; and, against
-// Go's reference golang.org/x/mod/sumdb/note (tests/go/auditnote), the key file `npm run audit --
-// keygen` writes, its verifier key and the notes we sign read and verify there, and a note Go signs
-// with that key reads and verifies here.
+// Audits as the verifier judges them (verify/audits.ts): attestations written and signed here from
+// the formats alone (./audit-log.ts), against a log made here with audits opened in it
+// (./audit-scenario.ts). Only a passing audit drawn by rule v2, by an auditor the policy lists, opened
+// in the log and drawn again here, counts; each other outcome is a line of its own, and what the log
+// contradicts fails with its own sentence.
 import { createServer, type Server } from 'node:http';
-import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import type { AddressInfo } from 'node:net';
-import { tmpdir } from 'node:os';
-import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import {
-  attestationBody, newAuditorKey, readAttestation as readWithContract, readAuditorKey, signAttestation, type Attestation as Signed, type AuditorKey,
-} from '../../contract/audit/attestation.ts';
-import { ROOT_DIR } from '../../config/checkout.ts';
-import { checkAttestation, checkAudits, listedAuditor, parseAudits, readAttestation, type AuditedLog } from '../../verify/audits.ts';
+import { checkAudits, judgeAudits, listedAuditor, parseAudits, type AuditedLog } from '../../verify/audits.ts';
 import { Stale } from '../../log-reader/failure.ts';
 import { agents } from '../../log-reader/http.ts';
-import { parseVkey, type NoteKey } from '../../log-reader/notes.ts';
-import { parsePolicy } from '../../verify/policy.ts';
-import { leafHash, subtreeLevels, treeHash } from '../../log-reader/tree.ts';
-import { run } from '../support/witness.ts';
+import { bodyV1, bodyV2, candidates, noteKey, ORIGIN, type V2 } from './audit-log.ts';
+import {
+  ALICE, alice, COUNTED, draw, FAILED, failure, judged, key, LOG, mallory, MALLORYS, N1, N2, N3, N4, N5, NAMED, note, NOT_HELD, passed, policy, POLICY, RAW, rootOf, SIZE, v2,
+} from './audit-scenario.ts';
 
-const ORIGIN = 'stats.example.com/log';
-const T = (n: number) => Buffer.alloc(32, n).toString('base64');
-
-/** A log as the writer makes one: a wallet entry, then nights, one without a commitment and one corrected, in RFC 8785 JSON. */
-const ENTRIES = [
-  { kind: 'wallet', replaces: null, wallet: T(9) },
-  { at_stake_usd: null, date: '2026-01-01', supersedes: null, trading_cost_usd: null, transfers: T(1), updated_at: '2026-01-02T03:00:00Z', usd: 10 },
-  { at_stake_usd: null, date: '2026-01-02', supersedes: null, trading_cost_usd: null, updated_at: '2026-01-03T03:00:00Z', usd: 11 },
-  { at_stake_usd: null, date: '2026-01-03', supersedes: null, trading_cost_usd: null, transfers: T(3), updated_at: '2026-01-04T03:00:00Z', usd: 12 },
-  { at_stake_usd: null, date: '2026-01-01', supersedes: 1, trading_cost_usd: null, transfers: T(1), updated_at: '2026-01-05T03:00:00Z', usd: 10.5 },
-  { at_stake_usd: null, date: '2026-01-04', supersedes: null, trading_cost_usd: null, transfers: 'not a digest', updated_at: '2026-01-05T03:00:00Z', usd: 13 },
-  { at_stake_usd: null, date: '2026-01-05', supersedes: null, trading_cost_usd: null, transfers: T(5), updated_at: '2026-01-06T03:00:00Z', usd: 14 },
-].map((e) => Buffer.from(JSON.stringify(e)));
-const LEVELS = subtreeLevels(ENTRIES.map(leafHash));
-const LOG: AuditedLog = { origin: ORIGIN, entries: ENTRIES, levels: LEVELS };
-const rootOf = (size: number) => treeHash(LEVELS, 0, size).toString('base64');
-
-let alice: AuditorKey;
-let mallory: AuditorKey;
-const stated = (over: Partial<Omit<Signed, 'auditorKey'>> = {}): Omit<Signed, 'auditorKey'> => ({
-  origin: ORIGIN, checkpointSize: 4, checkpointRoot: rootOf(4), chainId: 137, nights: ['2026-01-01', '2026-01-03'], matched: 2, date: '2026-02-01', ...over,
-});
-const policyListing = (...keys: AuditorKey[]) => parsePolicy(Buffer.from(`${keys.map((k) => `auditor ${k.verifierKey}\n`).join('')}quorum none\n`), 'policy.txt');
-const key = (k: AuditorKey) => parseVkey(k.verifierKey, 0x01) as NoteKey;
-
-beforeAll(async () => {
-  alice = await newAuditorKey('auditor.example/alice');
-  mallory = await newAuditorKey('auditor.example/mallory');
+describe('the log the audits are judged against', () => {
+  it('draws the nights written down here from checkpoint 12 with each nonce', () => {
+    expect(candidates(RAW, SIZE)).toEqual(['2025-12-31', '2026-01-01', '2026-01-02', '2026-01-03', '2026-01-04', '2026-01-05', '2026-01-06', '2026-01-07']);
+    expect(draw(N1, 3)).toEqual(['2026-01-02', '2026-01-03', '2026-01-07']);
+    expect(draw(N4, 2)).toEqual(['2026-01-01', '2026-01-02']);
+    expect(draw(N5, 1)).toEqual(['2026-01-04']);
+  });
 });
 
-describe('the verifier reads an attestation', () => {
-  it('reads every line of one signed with the service\'s code, verified by the key its body names', async () => {
-    const note = await signAttestation(stated(), alice);
-    const a = readAttestation(note, 'the attestation');
-    expect(a).toMatchObject({ origin: ORIGIN, size: 4, chainId: 137, nights: ['2026-01-01', '2026-01-03'], matched: 2, date: '2026-02-01', note });
-    expect(a.root.toString('base64')).toBe(rootOf(4));
-    expect(a.key.name).toBe('auditor.example/alice');
-    expect(a.key.raw.equals(Buffer.from(alice.publicKey))).toBe(true);
-    // The service's own reader agrees on every field.
-    expect(await readWithContract(note)).toMatchObject({ ...stated(), auditorKey: alice.verifierKey, auditor: 'auditor.example/alice' });
+describe('an attestation judged against the policy and the log', () => {
+  it('counts a passing audit drawn by rule v2 by a listed auditor, opened in the log, and names its night corrected after the checkpoint', () => {
+    expect(judged(COUNTED)).toEqual({
+      lines: [
+        `  audit by auditor.example/alice on 2026-02-01: 3 nights drawn by rule v2 (sample 3, nonce ${N1}), each passed against chain 137 (checkpoint 12, opened at entry 12): 2026-01-02, 2026-01-03, 2026-01-07: counted`,
+        `  night 2026-01-02 of ${ALICE} was corrected after checkpoint 12: entry 15`,
+      ],
+      counts: true,
+    });
+    // Judged within checkpoint 14 of the same log, nothing was corrected yet.
+    const before: AuditedLog = { ...LOG, entries: LOG.entries.slice(0, 14) };
+    expect(judged(COUNTED, alice, before).lines).toHaveLength(1);
   });
 
-  it('refuses a tampered body: the signature no longer verifies', async () => {
-    const note = await signAttestation(stated(), alice);
-    for (const [from, to] of [['matched 2', 'matched 1'], ['nights 2026-01-01,2026-01-03', 'nights 2026-01-01,2026-01-02'], ['chain 137', 'chain 1']]) {
-      const tampered = note.replace(from!, to!);
-      expect(tampered).not.toBe(note);
-      expect(() => readAttestation(tampered, 'the attestation'), from).toThrow(`the attestation's signature by its auditor key ${alice.verifierKey} does not verify`);
-    }
+  it('reports an audit of nights the owner named as named, and does not count it', () => {
+    expect(judged(NAMED).lines[0]).toBe('  audit by auditor.example/alice on 2026-02-02: nights named by the owner, not drawn: 2026-01-02, 2026-01-04, each passed (checkpoint 12, opened at entry 13): not counted');
+    expect(judged(NAMED).counts).toBe(false);
   });
 
-  it('refuses a signature by another key than the one its body names', async () => {
-    // The body names alice; mallory signs it under her own name: no signature by alice at all.
-    const body = attestationBody({ ...stated(), auditorKey: alice.verifierKey });
-    const byMallory = (await signAttestation(stated(), mallory)).slice(attestationBody({ ...stated(), auditorKey: mallory.verifierKey }).length);
-    const signedByMallory = body + byMallory;
-    expect(() => readAttestation(signedByMallory, 'the attestation')).toThrow(`the attestation carries no signature by the auditor key its body names (${alice.verifierKey})`);
-    // Mallory's signature of alice's body under alice's name and key ID: it does not verify.
-    const [, , b64] = /^\u2014 (\S+) (\S+)$/m.exec(byMallory)!;
-    const forged = Buffer.from(b64!, 'base64');
-    Buffer.from(alice.verifierKey.split('+')[1]!, 'hex').copy(forged, 0);
-    expect(() => readAttestation(`${body}\n\u2014 auditor.example/alice ${forged.toString('base64')}\n`, 'the attestation'))
-      .toThrow(`the attestation's signature by its auditor key ${alice.verifierKey} does not verify`);
-    // And the service's own reader refuses both too.
-    await expect(readWithContract(signedByMallory)).rejects.toThrow('carries no signature by the key it names');
+  it('reports a failed audit with its failed nights, and does not count it', () => {
+    expect(judged(FAILED)).toEqual({
+      lines: [
+        `  audit by auditor.example/alice on 2026-02-03 failed: night 2026-01-01 (entry 11) failed; 1 of 2 nights passed, drawn by rule v2 (sample 2, nonce ${N4}), checkpoint 12, opened at entry 16: not counted`,
+        '  night 2026-01-02 of the audit by auditor.example/alice on 2026-02-03 was corrected after checkpoint 12: entry 15',
+      ],
+      counts: false,
+    });
+    expect(judged(NOT_HELD).lines).toEqual(['  audit by auditor.example/alice on 2026-02-04 failed: night 2026-01-08 (no entry) failed; 0 of 1 night passed, named by the owner, not drawn, checkpoint 12, opened at entry 20: not counted']);
+    // A fail with every night passed: something beyond the nights failed.
+    expect(judged({ ...NAMED, result: 'fail' }).lines[0]).toContain('failed: every night passed but a check beyond them failed; 2 of 2 nights passed');
+  });
+
+  it('does not count an audit by an auditor the policy does not list, whatever it says, nor one checked against another log key', () => {
+    expect(judged(MALLORYS, mallory)).toEqual({ lines: [`  attestation by auditor.example/mallory (key ${mallory.vkey}) is not by an auditor the policy lists: not counted`], counts: false });
+    expect(listedAuditor(POLICY, key(alice))).toBe(true);
+    expect(listedAuditor(POLICY, { ...key(alice), name: 'auditor.example/eve' })).toBe(false);
+    const other = noteKey(ORIGIN);
+    expect(judged({ ...COUNTED, logKey: other.vkey })).toMatchObject({
+      lines: [`  audit by auditor.example/alice on 2026-02-01 was checked against the log key ${other.vkey}, not one this run trusts for the log: not counted`, expect.any(String)], counts: false,
+    });
   });
 
   it.each([
-    ['another first line', (n: string) => n.replace('public-stats audit attestation v1', 'public-stats audit attestation v2'), 'it does not begin "public-stats audit attestation v1"'],
-    ['a line missing', (n: string) => n.replace(/^matched .*\n/m, ''), 'its body is not the 8 lines of version 1'],
-    ['a line out of order', (n: string) => n.replace(/^(chain .*)\n(nights .*)$/m, '$2\n$1'), 'line 4 is not "chain …"'],
-    ['a checkpoint without a root', (n: string) => n.replace(/^checkpoint (\d+) .*$/m, 'checkpoint $1'), 'its checkpoint is not "<tree size> <base64 root hash>"'],
-    ['a night that is no date', (n: string) => n.replace('2026-01-03', '2026-02-30'), 'its nights are not distinct dates YYYY-MM-DD separated by commas'],
-    ['a night in no month', (n: string) => n.replace('2026-01-03', '2026-13-01'), 'its nights are not distinct dates YYYY-MM-DD separated by commas'],
-    ['a night named twice', (n: string) => n.replace('2026-01-03', '2026-01-01'), 'its nights are not distinct dates YYYY-MM-DD separated by commas'],
-    ['a date that is no date', (n: string) => n.replace('date 2026-02-01', 'date 2026-02-1'), 'its date is not a date YYYY-MM-DD'],
-    ['a chain id of zero', (n: string) => n.replace('chain 137', 'chain 0'), 'its chain is not a chain id'],
-    ['more nights matched than named', (n: string) => n.replace('matched 2', 'matched 3'), 'its matched count is not a number from 0 to its 2 nights'],
-    ['a witness key as the auditor\'s', (n: string) => n.replace(/^auditor .*$/m, `auditor ${alice.verifierKey.replace(/\+[^+]+$/, '')}+BAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAA`), 'its auditor key is not a note verifier key of type 0x01'],
-  ])('refuses %s, saying what is wrong', async (_, change, why) => {
-    const note = change(await signAttestation(stated(), alice));
-    expect(() => readAttestation(note, 'the attestation')).toThrow(`the attestation is not an audit attestation (public-stats audit attestation v1): ${why}`);
+    ['nights that are not the draw', { ...COUNTED, nights: passed(['2026-01-02', '2026-01-03', '2026-01-04']) },
+      `${ALICE} judges the nights 2026-01-02, 2026-01-03, 2026-01-04 as drawn, but rule v2 draws 2026-01-02, 2026-01-03, 2026-01-07 from checkpoint 12 with its nonce`],
+    ['a nonce that does not hash to the opening\'s', { ...COUNTED, drawn: { k: 3, nonce: N3 } }, `${ALICE}'s nonce does not hash to the nonce_sha256 of its opening (entry 12)`],
+    ['an opening that is a night', { ...COUNTED, opening: 11 }, `${ALICE} names entry 11 as its opening, which is not an audit's opening`],
+    ['another auditor\'s opening', { ...MALLORYS }, `${ALICE}: its opening (entry 18) opens an audit by another auditor (${mallory.vkey})`],
+    ['an opening of another checkpoint', { ...COUNTED, size: 11, root: rootOf(11), nights: [['2026-01-02', 4, 'pass']] }, `${ALICE} reads checkpoint 11, but its opening (entry 12) names checkpoint 12`],
+    ['another sample size', { ...COUNTED, drawn: { k: 2, nonce: N1 } }, `${ALICE} draws 2 nights, but its opening (entry 12) asks for 3`],
+    ['a draw where the owner named the nights', { ...NAMED, date: '2026-02-01', drawn: { k: 2, nonce: N2 } }, `${ALICE} says its nights were drawn, but its opening (entry 13) names the nights 2026-01-02, 2026-01-04`],
+    ['named nights where a sample was asked for', { ...NAMED, date: '2026-02-01', opening: 14 }, `${ALICE} says the owner named its nights, but its opening (entry 14) asks for a sample of 2 drawn`],
+    ['other nights than the owner named', { ...NAMED, date: '2026-02-01', nights: passed(['2026-01-02']) }, `${ALICE} judges the nights 2026-01-02, but its opening (entry 13) names 2026-01-02, 2026-01-04`],
+    ['a night\'s entry after the checkpoint', { ...COUNTED, nights: [['2026-01-02', 15, 'pass'], ...passed(['2026-01-03', '2026-01-07'])] },
+      `night 2026-01-02 of ${ALICE} names entry 15, but its latest entry within checkpoint 12 is entry 4`],
+    ['a night\'s entry superseded within the checkpoint', { ...FAILED, date: '2026-02-01', nights: [['2026-01-01', 3, 'fail'], ['2026-01-02', 4, 'pass']] },
+      `night 2026-01-01 of ${ALICE} names entry 3, but its latest entry within checkpoint 12 is entry 11`],
+    ['a night passed without a commitment', v2({ opening: 19, drawn: null, nights: [['2025-12-30', 8, 'pass']] }),
+      `night 2025-12-30 of ${ALICE} passed, but its latest entry within checkpoint 12 (entry 8) carries no commitment to its reward transfers`],
+    ['a checkpoint that is no state of the log', { ...COUNTED, root: rootOf(11) },
+      `${ALICE} names checkpoint 12 with the root ${rootOf(11)}, but the log's first 12 entries hash to ${rootOf(12)}: not a state of this log`],
+  ] as [string, V2, string][])('fails a listed auditor\'s attestation with %s, naming it', (_, a, sentence) => {
+    expect(failure(() => judged(a))).toBe(sentence);
   });
 
-  it('refuses what is no signed note', () => {
-    expect(() => readAttestation('public-stats audit attestation v1\n', 'the attestation')).toThrow('the attestation is not a signed note');
+  it('fails an attestation of another log, even by an auditor the policy does not list', () => {
+    expect(failure(() => judged({ ...MALLORYS, origin: 'other.example/log' }, mallory)))
+      .toBe('the attestation by auditor.example/mallory on 2026-02-01 is an audit of the log "other.example/log", not of "stats.example.com/log"');
+  });
+
+  it('reads a checkpoint or an opening beyond the verified log as caches out of step (read again), not yet a failure', () => {
+    const short: AuditedLog = { ...LOG, entries: LOG.entries.slice(0, 12) };
+    expect(() => judged(COUNTED, alice, short)).toThrow(Stale);
+    expect(() => judged({ ...COUNTED, size: 30 })).toThrow(Stale);
   });
 });
 
-describe('an attestation against the policy and the log', () => {
-  it('classifies the auditors the policy lists, by name and key, apart from the others', () => {
-    const policy = policyListing(alice);
-    expect(policy.auditors.map((k) => k.name)).toEqual(['auditor.example/alice']);
-    expect(listedAuditor(policy, key(alice))).toBe(true);
-    expect(listedAuditor(policy, key(mallory))).toBe(false);
-    // The same public key under another name is another auditor's key.
-    expect(listedAuditor(policy, { ...key(alice), name: 'auditor.example/eve' })).toBe(false);
-    expect(listedAuditor(policyListing(mallory, alice), key(alice))).toBe(true);
-    expect(listedAuditor(policyListing(), key(alice))).toBe(false);
+describe('the audits a log\'s attestations come to', () => {
+  const V1 = alice.sign(bodyV1(SIZE, rootOf(SIZE), ['2026-01-02'], alice));
+
+  it('give a line each, then each opening with no result, then what counts', () => {
+    const j = judgeAudits([note(COUNTED), note(NAMED), note(FAILED), note(MALLORYS, mallory), V1, note(NOT_HELD)], POLICY, LOG);
+    expect(j.failures).toEqual([]);
+    expect(j.counted.map((a) => a.opening)).toEqual([12]);
+    expect(j.unfinished.map((e) => e.index)).toEqual([14, 19]);
+    expect(j.lines).toEqual([
+      `  audit by auditor.example/alice on 2026-02-01: 3 nights drawn by rule v2 (sample 3, nonce ${N1}), each passed against chain 137 (checkpoint 12, opened at entry 12): 2026-01-02, 2026-01-03, 2026-01-07: counted`,
+      `  night 2026-01-02 of ${ALICE} was corrected after checkpoint 12: entry 15`,
+      '  audit by auditor.example/alice on 2026-02-02: nights named by the owner, not drawn: 2026-01-02, 2026-01-04, each passed (checkpoint 12, opened at entry 13): not counted',
+      '  night 2026-01-02 of the audit by auditor.example/alice on 2026-02-02 was corrected after checkpoint 12: entry 15',
+      `  audit by auditor.example/alice on 2026-02-03 failed: night 2026-01-01 (entry 11) failed; 1 of 2 nights passed, drawn by rule v2 (sample 2, nonce ${N4}), checkpoint 12, opened at entry 16: not counted`,
+      '  night 2026-01-02 of the audit by auditor.example/alice on 2026-02-03 was corrected after checkpoint 12: entry 15',
+      `  attestation by auditor.example/mallory (key ${mallory.vkey}) is not by an auditor the policy lists: not counted`,
+      '  attestation by auditor.example/alice on 2026-01-20 is of rule v1, which records neither how its nights were chosen nor a nonce opened in the log: not counted',
+      '  audit by auditor.example/alice on 2026-02-04 failed: night 2026-01-08 (no entry) failed; 0 of 1 night passed, named by the owner, not drawn, checkpoint 12, opened at entry 20: not counted',
+      '  the audit opened at entry 14 by auditor.example/alice (a sample of 2 drawn from checkpoint 12) has no published result',
+      '  the audit opened at entry 19 by auditor.example/alice (the nights 2025-12-30 named from checkpoint 12) has no published result',
+      '  1 audit counted, the last by auditor.example/alice on 2026-02-01',
+    ]);
   });
 
-  it('counts a listed auditor\'s attestation whose nights all carry a commitment in the log within its checkpoint', async () => {
-    const line = checkAttestation(readAttestation(await signAttestation(stated(), alice), 'a'), policyListing(alice), LOG);
-    expect(line).toBe(`  audit by auditor.example/alice on 2026-02-01: 2 of 2 nights matched against checkpoint 4 (origin ${ORIGIN})`);
-    // A later checkpoint, where 2026-01-01's latest entry is its correction (entry 4), and fewer matched.
-    const later = stated({ checkpointSize: 7, checkpointRoot: rootOf(7), nights: ['2026-01-01', '2026-01-05', '2026-01-03'], matched: 1 });
-    expect(checkAttestation(readAttestation(await signAttestation(later, alice), 'a'), policyListing(mallory, alice), LOG))
-      .toBe(`  audit by auditor.example/alice on 2026-02-01: 1 of 3 nights matched against checkpoint 7 (origin ${ORIGIN})`);
+  it('leave an opening without a result when only another auditor names it', () => {
+    const byMallory = mallory.sign(bodyV2({ ...COUNTED, opening: 14 }, mallory));
+    const j = judgeAudits([byMallory], POLICY, LOG);
+    expect(j.unfinished.map((e) => e.index)).toEqual([12, 13, 14, 16, 18, 19, 20]);
+    expect(j.lines.at(-1)).toBe('  no audit counts: none is a passing audit, drawn by rule v2, by an auditor the policy lists');
+    // Under a policy listing mallory, her attestation names an opening that is not hers.
+    expect(judgeAudits([byMallory], policy(alice, mallory), LOG).failures)
+      .toEqual([`the audit by auditor.example/mallory on 2026-02-01: its opening (entry 14) opens an audit by another auditor (${alice.vkey})`]);
   });
 
-  it('names and does not count an attestation by an auditor the policy does not list, whatever its nights', async () => {
-    const note = await signAttestation(stated({ nights: ['2026-01-02'], matched: 1 }), mallory);
-    expect(checkAttestation(readAttestation(note, 'a'), policyListing(alice), LOG))
-      .toBe(`  attestation by auditor.example/mallory (key ${mallory.verifierKey}) is not by an auditor the policy lists: not counted`);
-  });
-
-  it('fails an attestation of another log, even by an auditor the policy does not list', async () => {
-    const note = await signAttestation(stated({ origin: 'other.example/log' }), mallory);
-    expect(() => checkAttestation(readAttestation(note, 'a'), policyListing(alice), LOG))
-      .toThrow(`the attestation by auditor.example/mallory on 2026-02-01 is an audit of the log "other.example/log", not of "${ORIGIN}"`);
-  });
-
-  it.each([
-    ['a night without a commitment', stated({ nights: ['2026-01-01', '2026-01-02'] }),
-      'night 2026-01-02 of the audit by auditor.example/alice on 2026-02-01 carries no commitment to its reward transfers: its latest entry within checkpoint 4 (entry 2) has no "transfers"'],
-    ['a night only after its checkpoint', stated({ nights: ['2026-01-05'], matched: 1 }),
-      'night 2026-01-05 of the audit by auditor.example/alice on 2026-02-01 is not in the log\'s first 4 entries (checkpoint 4)'],
-    ['a commitment that is no digest', stated({ checkpointSize: 6, checkpointRoot: rootOf(6), nights: ['2026-01-04'], matched: 1 }),
-      'night 2026-01-04 of the audit by auditor.example/alice on 2026-02-01: the "transfers" of its latest entry within checkpoint 6 (entry 5) is not the base64 of 32 bytes'],
-    ['a checkpoint that is no state of the log', stated({ checkpointRoot: rootOf(5) }),
-      `the audit by auditor.example/alice on 2026-02-01 names checkpoint 4 with the root ${rootOf(5)}, but the log's first 4 entries hash to ${rootOf(4)}: not a state of this log`],
-  ])('fails a counted attestation with %s, naming it', async (_, statement, sentence) => {
-    const a = readAttestation(await signAttestation(statement, alice), 'a');
-    expect(() => checkAttestation(a, policyListing(alice), LOG)).toThrow(sentence);
-  });
-
-  it('reads a checkpoint beyond the log as caches out of step (read again), not yet a failure', async () => {
-    const a = readAttestation(await signAttestation(stated({ checkpointSize: 8 }), alice), 'a');
-    expect(() => checkAttestation(a, policyListing(alice), LOG)).toThrow(Stale);
-  });
-
-  it('reads the audits document, and refuses one of another shape', () => {
-    const doc = (value: unknown) => Buffer.from(JSON.stringify(value));
-    expect(parseAudits(doc({ audits: [{ note: 'n', published_at: '2026-02-01T00:00:00Z' }] }), '/log/audits')).toEqual([{ note: 'n', published_at: '2026-02-01T00:00:00Z' }]);
-    expect(parseAudits(doc({ audits: [] }), '/log/audits')).toEqual([]);
-    for (const bad of [[], { audits: {} }, { audits: [{ note: 1, published_at: '2026-02-01T00:00:00Z' }] }, { audits: [{ note: 'n', published_at: 'yesterday' }] }]) {
-      expect(() => parseAudits(doc(bad), '/log/audits')).toThrow('/log/audits is not a list of attestations ({"audits":[{"note", "published_at"}, …]})');
-    }
+  it('keep every failure, one a line, and still judge the others', () => {
+    const j = judgeAudits([note(COUNTED).replace('result pass', 'result fail'), note(COUNTED), note({ ...COUNTED, opening: 11 })], POLICY, LOG);
+    expect(j.failures).toEqual([
+      `attestation 1 of /log/audits's signature by its auditor key ${alice.vkey} does not verify`,
+      `${ALICE} names entry 11 as its opening, which is not an audit's opening`,
+    ]);
+    expect(j.counted).toHaveLength(1);
   });
 });
 
@@ -190,85 +161,36 @@ describe('the audits a site publishes', () => {
     agents.http.destroy();
     await new Promise((resolve) => server.close(resolve));
   });
-  const serve = (notes: string[]) => { served = { status: 200, body: JSON.stringify({ audits: notes.map((note, i) => ({ note, published_at: `2026-02-0${i + 1}T12:00:00Z` })) }) }; };
+  const serve = (notes: string[]) => { served = { status: 200, body: JSON.stringify({ audits: notes.map((n, i) => ({ note: n, published_at: `2026-02-0${i + 1}T12:00:00Z` })) }) }; };
+  const beforeOpenings: AuditedLog = { ...LOG, entries: LOG.entries.slice(0, 12) };
 
-  it('are none on a site without /log/audits, or with an empty list', async () => {
+  it('are none on a site without /log/audits, or with an empty list, and the openings in the log are still named', async () => {
     served = { status: 404, body: '' };
-    expect(await checkAudits(site, '/log', policyListing(alice), LOG)).toEqual(['  no audit is published: the site serves no /log/audits']);
+    expect(await checkAudits(site, '/log', POLICY, beforeOpenings)).toEqual(['  no audit is published: the site serves no /log/audits']);
     serve([]);
-    expect(await checkAudits(site, '/log', policyListing(alice), LOG)).toEqual(['  no audit is published under /log/audits']);
+    const lines = await checkAudits(site, '/log', POLICY, LOG);
+    expect(lines[0]).toBe('  no audit is published under /log/audits');
+    expect(lines.slice(1)).toHaveLength(7);
+    expect(lines[1]).toBe('  the audit opened at entry 12 by auditor.example/alice (a sample of 3 drawn from checkpoint 12) has no published result');
   });
 
-  it('give a line each, counted or not', async () => {
-    serve([await signAttestation(stated(), alice), await signAttestation(stated(), mallory)]);
-    expect(await checkAudits(site, '/log', policyListing(alice), LOG)).toEqual([
-      `  audit by auditor.example/alice on 2026-02-01: 2 of 2 nights matched against checkpoint 4 (origin ${ORIGIN})`,
-      `  attestation by auditor.example/mallory (key ${mallory.verifierKey}) is not by an auditor the policy lists: not counted`,
-    ]);
-  });
-
-  it('fail with a sentence for each attestation that fails, the others read all the same', async () => {
-    const good = await signAttestation(stated(), alice);
-    serve([good.replace('matched 2', 'matched 1'), good, await signAttestation(stated({ nights: ['2026-01-02'], matched: 1 }), alice)]);
-    await expect(checkAudits(site, '/log', policyListing(alice), LOG)).rejects.toThrow([
-      `attestation 1 of /log/audits's signature by its auditor key ${alice.verifierKey} does not verify`,
-      'night 2026-01-02 of the audit by auditor.example/alice on 2026-02-01 carries no commitment to its reward transfers: its latest entry within checkpoint 4 (entry 2) has no "transfers"',
+  it('are judged each, and fail with a sentence a line for each that fails', async () => {
+    serve([note(COUNTED), note(MALLORYS, mallory)]);
+    expect((await checkAudits(site, '/log', POLICY, LOG)).at(-1)).toBe('  1 audit counted, the last by auditor.example/alice on 2026-02-01');
+    serve([note(COUNTED).replace('result pass', 'result fail'), note({ ...COUNTED, drawn: { k: 3, nonce: N3 } })]);
+    await expect(checkAudits(site, '/log', POLICY, LOG)).rejects.toThrow([
+      `attestation 1 of /log/audits's signature by its auditor key ${alice.vkey} does not verify`,
+      `${ALICE}'s nonce does not hash to the nonce_sha256 of its opening (entry 12)`,
     ].join('\n'));
   });
 
-  it('fail when the site answers otherwise', async () => {
+  it('read the audits document, refuse one of another shape, and fail when the site answers otherwise', async () => {
+    const doc = (value: unknown) => Buffer.from(JSON.stringify(value));
+    expect(parseAudits(doc({ audits: [{ note: 'n', published_at: '2026-02-01T00:00:00Z' }] }), '/log/audits')).toEqual([{ note: 'n', published_at: '2026-02-01T00:00:00Z' }]);
+    for (const bad of [[], { audits: {} }, { audits: [{ note: 1, published_at: '2026-02-01T00:00:00Z' }] }, { audits: [{ note: 'n', published_at: 'yesterday' }] }]) {
+      expect(() => parseAudits(doc(bad), '/log/audits')).toThrow('/log/audits is not a list of attestations ({"audits":[{"note", "published_at"}, …]})');
+    }
     served = { status: 500, body: '' };
-    await expect(checkAudits(site, '/log', policyListing(alice), LOG)).rejects.toThrow(/^\/log\/audits \(http:\/\/127\.0\.0\.1:\d+\/log\/audits\) answered HTTP 500, not 200$/);
+    await expect(checkAudits(site, '/log', POLICY, LOG)).rejects.toThrow(/^\/log\/audits \(http:\/\/127\.0\.0\.1:\d+\/log\/audits\) answered HTTP 500, not 200$/);
   });
-});
-
-describe('against Go\'s golang.org/x/mod/sumdb/note', () => {
-  let dir: string;
-  let auditnote: string;
-  const go = async (...args: string[]) => JSON.parse((await run(auditnote, args)).stdout) as Record<string, unknown>;
-  const file = (name: string, text: string) => { const at = path.join(dir, name); writeFileSync(at, text); return at; };
-
-  beforeAll(async () => {
-    dir = mkdtempSync(path.join(tmpdir(), 'audit-go-'));
-    auditnote = path.join(dir, 'auditnote');
-    await run('go', ['build', '-o', auditnote, './tests/go/auditnote'], {
-      cwd: ROOT_DIR,
-      env: { ...process.env, GO111MODULE: 'off', GOPATH: '/usr/share/gocode', GOCACHE: path.join(tmpdir(), 'public-stats-go-cache') },
-    });
-  }, 180_000);
-  afterAll(() => rmSync(dir, { recursive: true, force: true }));
-
-  it('note.NewSigner takes the key file `npm run audit -- keygen` writes, note.NewVerifier its verifier key, and note.Open our attestation', async () => {
-    const keyFile = file('alice.key', alice.text);
-    const note = await signAttestation(stated(), alice);
-    const opened = await go('open', '-vkey', alice.verifierKey, '-note', file('ours.txt', note));
-    expect(opened).toEqual({ name: 'auditor.example/alice', hash: alice.verifierKey.split('+')[1], text: attestationBody({ ...stated(), auditorKey: alice.verifierKey }), signers: ['auditor.example/alice'] });
-    // Go refuses it once tampered, and refuses it by a key it does not trust.
-    await expect(go('open', '-vkey', alice.verifierKey, '-note', file('tampered.txt', note.replace('matched 2', 'matched 1')))).rejects.toThrow(/note\.Open: invalid signature for key auditor\.example\/alice/);
-    await expect(go('open', '-vkey', mallory.verifierKey, '-note', file('ours-2.txt', note))).rejects.toThrow(/note\.Open: note has no verifiable signatures/);
-
-    // Go signs our attestation's body with our key file: the very signature we make (Ed25519 is deterministic), and it reads here.
-    const body = attestationBody({ ...stated(), auditorKey: alice.verifierKey });
-    const signed = await go('sign', '-key', keyFile, '-body', file('body.txt', body));
-    expect(signed).toMatchObject({ name: 'auditor.example/alice', hash: alice.verifierKey.split('+')[1] });
-    expect(signed.note).toBe(note);
-    const read = readAttestation(signed.note as string, 'Go\'s attestation');
-    expect(read).toMatchObject({ origin: ORIGIN, size: 4, nights: ['2026-01-01', '2026-01-03'], matched: 2 });
-    expect(read.key.raw.equals(Buffer.from(alice.publicKey))).toBe(true);
-    expect(await readWithContract(signed.note as string)).toMatchObject({ auditor: 'auditor.example/alice', auditorKey: alice.verifierKey });
-  }, 60_000);
-
-  it('a key Go makes (note.GenerateKey) reads as an auditor\'s key here, and what it signs verifies here', async () => {
-    const { skey, vkey } = await go('keygen', '-name', 'auditor.example/go') as { skey: string; vkey: string };
-    const goKey = await readAuditorKey(`${skey}\n`);
-    expect(goKey.verifierKey).toBe(vkey);
-    expect(goKey.text).toBe(`${skey}\n`);
-    const signed = await go('sign', '-key', file('go.key', skey), '-body', file('go-body.txt', attestationBody({ ...stated(), auditorKey: vkey })));
-    const a = readAttestation(signed.note as string, 'Go\'s attestation');
-    expect(a.key.name).toBe('auditor.example/go');
-    expect(checkAttestation(a, parsePolicy(Buffer.from(`auditor ${vkey}\nquorum none\n`), 'policy.txt'), LOG))
-      .toBe(`  audit by auditor.example/go on 2026-02-01: 2 of 2 nights matched against checkpoint 4 (origin ${ORIGIN})`);
-    // Ours signs the same note Go does with Go's key.
-    expect(await signAttestation(stated(), goKey)).toBe(signed.note);
-  }, 60_000);
 });

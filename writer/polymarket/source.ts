@@ -7,7 +7,7 @@ import type { PolymarketConfig } from '../../config/writer.ts';
 import type { WriterDb } from '../db.ts';
 import type { Logger } from '../log.ts';
 import { baseUnits, TX_HASH, usd6 } from '../../contract/audit/commitment.ts';
-import type { TransferVault } from '../../contract/audit/transfer-vault.ts';
+import type { Openings } from '../openings.ts';
 import type { CapitalFigures, NightTransfers, Source } from '../source.ts';
 import * as store from '../store.ts';
 import { PolymarketClient } from './client.ts';
@@ -36,11 +36,11 @@ export class PolymarketSource implements Source {
   /** Key of the market digests: derived from the API secret, which only the writer holds. */
   private readonly digestKey: Buffer;
   private readonly creditsChecked = new Set<string>();
-  readonly vault: TransferVault;
+  readonly openings: Openings;
 
-  constructor(cfg: PolymarketConfig, vault: TransferVault, log: Logger = quiet) {
+  constructor(cfg: PolymarketConfig, openings: Openings, log: Logger = quiet) {
     this.cfg = cfg;
-    this.vault = vault;
+    this.openings = openings;
     this.log = log;
     this.client = new PolymarketClient(cfg, log);
     this.digestKey = createHmac('sha256', cfg.secret).update('public-stats quoted-market digest').digest();
