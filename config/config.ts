@@ -34,6 +34,8 @@ export interface Secrets {
   LOG_SIGNING_KEY: string;
   /** Its public half (raw, base64url), derived by `npm run keys`: the log's verifier key is made from it. Public by design. */
   LOG_PUBLIC_KEY: string;
+  /** 32 random bytes (base64url) sealing the openings of the reward-transfer commitments in the database; it signs nothing. */
+  OPENINGS_KEY: string;
 }
 
 export interface Config extends Secrets {
@@ -54,9 +56,10 @@ export interface Config extends Secrets {
   postgresPort: number;
   /**
    * POSTGRES_HA=pg_auto_failover: instead of one embedded server, a pg_auto_failover monitor
-   * (POSTGRES_MONITOR_PORT) and two nodes (POSTGRES_PORT, POSTGRES_STANDBY_PORT) with automatic failover.
+   * (POSTGRES_MONITOR_PORT) and two nodes (POSTGRES_PORT, POSTGRES_STANDBY_PORT) with automatic failover,
+   * or three with POSTGRES_THIRD_NODE_PORT. `nodePorts` lists every node's port in that order.
    */
-  postgresHa: { monitorPort: number; standbyPort: number } | undefined;
+  postgresHa: { monitorPort: number; standbyPort: number; nodePorts: number[] } | undefined;
   /** Admin connection of an existing Postgres server; unset = embedded Postgres under dataDir. */
   databaseUrl: string | undefined;
   /**
@@ -100,7 +103,12 @@ function highAvailability(env: Env): Config['postgresHa'] {
   if (mode === '') return undefined;
   if (mode !== HA_MODE) throw new Error(`POSTGRES_HA must be empty (one embedded server) or "${HA_MODE}", got "${mode}".`);
   if (env.DATABASE_URL) throw new Error('POSTGRES_HA runs the database itself: unset DATABASE_URL, or unset POSTGRES_HA to use that server.');
-  return { monitorPort: port(env, 'POSTGRES_MONITOR_PORT'), standbyPort: port(env, 'POSTGRES_STANDBY_PORT') };
+  const standbyPort = port(env, 'POSTGRES_STANDBY_PORT');
+  // Unset: two nodes. Set: a third, so a commit still has a standby to wait for while one is down.
+  const third = env.POSTGRES_THIRD_NODE_PORT ?? '';
+  const thirdPort = third === '' ? [] : [Number(third)];
+  if (thirdPort.some((p) => !Number.isInteger(p) || p < 1 || p > 65535)) throw new Error(`POSTGRES_THIRD_NODE_PORT must be a TCP port number (1-65535), got "${third}".`);
+  return { monitorPort: port(env, 'POSTGRES_MONITOR_PORT'), standbyPort, nodePorts: [port(env, 'POSTGRES_PORT'), standbyPort, ...thirdPort] };
 }
 
 export const SECRET_NAMES = ['JWT_SECRET', 'ANON_KEY', 'AUTHENTICATOR_PASSWORD', 'WRITER_DB_PASSWORD', 'POSTGRES_PASSWORD', 'HTTP_SIG_PRIVATE_KEY'] as const;
@@ -157,5 +165,6 @@ export function configFromEnv(env: Env, required: readonly (keyof Secrets)[] = S
     HTTP_SIG_RETIRED_PUBLIC_KEYS: env.HTTP_SIG_RETIRED_PUBLIC_KEYS ?? '',
     LOG_SIGNING_KEY: env.LOG_SIGNING_KEY ?? '',
     LOG_PUBLIC_KEY: env.LOG_PUBLIC_KEY ?? '',
+    OPENINGS_KEY: env.OPENINGS_KEY ?? '',
   };
 }

@@ -29,17 +29,16 @@ export function databaseUrl(cfg: Pick<Config, 'databaseUrl' | 'bindHost' | 'post
 export const READER_LIBPQ_TIMEOUTS = 'connect_timeout=2&keepalives=1&keepalives_idle=4&keepalives_interval=2&keepalives_count=3&tcp_user_timeout=10000';
 
 /**
- * Both nodes of the high-availability mode (POSTGRES_PORT, then POSTGRES_STANDBY_PORT) in one libpq
- * multi-host URL as `user`: a client tries them in order and keeps the first session `attrs` accepts,
+ * Every node of the high-availability mode (POSTGRES_PORT, then POSTGRES_STANDBY_PORT and
+ * POSTGRES_THIRD_NODE_PORT when set) in one libpq multi-host URL as `user`: a client tries them in order and keeps the first session `attrs` accepts,
  * read-write for the writer, prefer-standby for PostgREST's reads. The nodes are on BIND_HOST, or on
  * `nodeHosts` when each has an address of its own.
  * https://www.postgresql.org/docs/15/libpq-connect.html#LIBPQ-MULTIPLE-HOSTS
  */
-export function haDatabaseUrl(cfg: Pick<Config, 'bindHost' | 'postgresPort' | 'postgresHa'> & { nodeHosts?: [string, string] }, user: { name: string; password: string },
+export function haDatabaseUrl(cfg: Pick<Config, 'bindHost' | 'postgresHa'> & { nodeHosts?: string[] }, user: { name: string; password: string },
   attrs: 'read-write' | 'prefer-standby'): string {
   if (!cfg.postgresHa) throw new Error('haDatabaseUrl needs POSTGRES_HA');
-  const [first, second] = cfg.nodeHosts ?? [cfg.bindHost, cfg.bindHost];
-  const hosts = [`${first}:${cfg.postgresPort}`, `${second}:${cfg.postgresHa.standbyPort}`].join(',');
+  const hosts = cfg.postgresHa.nodePorts.map((port, i) => `${cfg.nodeHosts?.[i] ?? cfg.bindHost}:${port}`).join(',');
   return `postgres://${encodeURIComponent(user.name)}:${encodeURIComponent(user.password)}@${hosts}/postgres?${attrs === 'prefer-standby' ? `${READER_LIBPQ_TIMEOUTS}&` : ''}target_session_attrs=${attrs}`;
 }
 

@@ -65,8 +65,10 @@ export interface WriterConfig {
   /** The import refuses dates and timestamps before 1 January of this year. */
   importEarliestYear: number;
   polymarket: PolymarketConfig | undefined;
-  /** Where the openings of the reward-transfer commitments are kept: reward-transfers/ under DATA_DIR. */
+  /** Where a writer kept the openings of its reward-transfer commitments in files before they moved into the database: reward-transfers/ under DATA_DIR. */
   transfersDir: string;
+  /** OPENINGS_KEY, as text: the key the openings are sealed under in the database (contract/audit/transfer-vault.ts checks its form); none: unset. */
+  openingsKey: string | undefined;
   /** The transparency log's signer: its key, origins and state file; none without LOG_SIGNING_KEY (the log is then appended, not signed). */
   log: LogSettings | undefined;
 }
@@ -252,10 +254,10 @@ function logSettings(env: Env): LogSettings | undefined {
   };
 }
 
-/** The folder of the reward-transfer commitments' openings under a data directory. */
+/** The folder where a writer kept the openings of its commitments before they moved into the database, under a data directory. */
 export const vaultDir = (dataDir: string): string => path.join(dataDir, 'reward-transfers');
 
-/** The folder of the commitments' openings: private, under the data directory, copied by `npm run backup`. */
+/** That folder under this configuration's data directory: the writer moves what it finds there into the database. */
 export const transfersDir = (env: Env): string => vaultDir(configFromEnv(env, []).dataDir);
 
 export function writerConfigFromEnv(env: Env): WriterConfig {
@@ -272,6 +274,7 @@ export function writerConfigFromEnv(env: Env): WriterConfig {
     logLevel: logLevel(env),
     polymarket: source === 'polymarket' ? polymarketFromEnv(env) : undefined,
     transfersDir: transfersDir(env),
+    openingsKey: env.OPENINGS_KEY || undefined,
     log: logSettings(env),
   };
 }

@@ -60,6 +60,10 @@ fi
 if [ -n "$with_tests" ] && { [ ! -x /usr/sbin/ip ] || [ ! -x /usr/sbin/nft ]; }; then
   missing="$missing iproute2 nftables"
 fi
+# With --test: Debian's faketime (libfaketime), which moves one writer's clock in the nemesis test.
+if [ -n "$with_tests" ] && [ ! -e /usr/lib/x86_64-linux-gnu/faketime/libfaketimeMT.so.1 ]; then
+  missing="$missing faketime"
+fi
 if [ -n "$missing" ]; then
   if [ "$(id -u)" = 0 ] && command -v apt-get >/dev/null 2>&1; then
     echo "Installing Debian packages:$missing …" >&2

@@ -4,7 +4,9 @@
 -- transparency log's state: its size, whether it is halted and why, and with a witness policy how
 -- many witnesses cosigned the latest checkpoint in the latest round and when the quorum last did. A
 -- halted log, or a quorum that has not cosigned for 26 hours (a day's resubmission plus slack), is
--- "degraded".
+-- "degraded". So is the primary of a group that fails over by itself while no standby that can take
+-- over streams from it (stats.standby_flush_lsn): what is written then is on this node alone, and the
+-- writer neither signs nor acknowledges it until a standby holds it (log.waiting says so).
 create function stats.health_at(p_now timestamptz) returns json
 language plpgsql stable set search_path = '' set plan_cache_mode = force_generic_plan as $$
 declare
@@ -28,6 +30,7 @@ declare
   v_halt stats.log_halt;
   v_quorum_at timestamptz;
   v_log_ok boolean;
+  v_waiting text;
 begin
   select * into cfg from stats.settings;
   select max(p.date) into v_payout from stats.payout p where p.date <= today;
@@ -40,7 +43,10 @@ begin
   select * into v_policy from stats.log_policy p order by p.recorded_at desc limit 1;
   select * into v_halt from stats.log_halt h order by h.at desc limit 1;
   select max(r.at) into v_quorum_at from stats.log_witness_round r where r.quorum_met;
-  v_log_ok := v_halt.at is null and (v_policy.policy is null
+  if not v_replica and stats.failover_node() and stats.standby_flush_lsn() is null then
+    v_waiting := 'written on one node, waiting for a standby';
+  end if;
+  v_log_ok := v_halt.at is null and v_waiting is null and (v_policy.policy is null
     or p_now - coalesce(v_quorum_at, v_policy.recorded_at) <= interval '26 hours');
   v_fresh := coalesce(v_payout_age <= cfg.payout_fresh_days, false);
   v_accrual_fresh := coalesce(v_accrual_age <= cfg.accrual_fresh_minutes, false);
@@ -74,7 +80,8 @@ begin
       'cosigned', case when v_policy.policy is not null then coalesce(cardinality(v_round.cosigned), 0) end,
       'checked_at', case when v_policy.policy is not null then stats.iso(v_round.at) end,
       'quorum_cosigned_at', case when v_policy.policy is not null then stats.iso(v_quorum_at) end,
-      'halted', v_halt.reason));
+      'halted', v_halt.reason,
+      'waiting', v_waiting));
 end $$;
 alter function stats.health_at(timestamptz) owner to stats_owner;
 grant execute on function stats.health_at(timestamptz) to stats_writer;

@@ -28,7 +28,8 @@ export interface Layout {
   dir: string;
   socketDir: string;
   monitorDir: string;
-  nodeDirs: [string, string];
+  /** One per node: node1, node2 (and node3). */
+  nodeDirs: string[];
   env: Record<string, string>;
   ids: { uid?: number; gid?: number };
 }
@@ -39,7 +40,7 @@ export function layoutOf(cfg: Config): Layout {
     dir,
     socketDir: path.join(dir, 'run'),
     monitorDir: path.join(dir, 'monitor'),
-    nodeDirs: [path.join(dir, 'node1'), path.join(dir, 'node2')],
+    nodeDirs: (cfg.postgresHa?.nodePorts ?? [0, 0]).map((_, i) => path.join(dir, `node${i + 1}`)),
     env: {
       // Debian's server programs first, and none of the caller's own directories, which the servers' user may not read.
       PATH: [PG_BIN(), '/usr/bin', '/bin'].join(':'),
@@ -112,11 +113,11 @@ export async function createMonitor(layout: Layout, autoctl: string, placement: 
 
 /**
  * Creates node `i` through the monitor: the first as a new cluster with the stack's settings and
- * client authentication, the second as its standby.
+ * client authentication, every other one as a standby of the primary.
  */
-export async function createNode(layout: Layout, autoctl: string, placement: HaPlacement, ports: HaPorts, i: 0 | 1, log: Log): Promise<void> {
-  const at = placement.nodes[i];
-  const pgdata = layout.nodeDirs[i];
+export async function createNode(layout: Layout, autoctl: string, placement: HaPlacement, ports: HaPorts, i: number, log: Log): Promise<void> {
+  const at = placement.nodes[i]!;
+  const pgdata = layout.nodeDirs[i]!;
   const monitorUri = `postgres://autoctl_node@${placement.monitor.host}:${ports.monitor}/pg_auto_failover?sslmode=disable`;
   log(`Creating Postgres node ${i + 1} in ${pgdata}${i ? ' (a copy of the primary, as its standby)' : ''} …`);
   if (i === 0) {

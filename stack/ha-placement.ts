@@ -1,4 +1,4 @@
-// Where the high-availability mode's monitor and two nodes run: each server's address and port, how
+// Where the high-availability mode's monitor and its nodes (two, or three) run: each server's address and port, how
 // its programs are started there, and how the servers trust and reach each other.
 import type { Config } from '../config/config.ts';
 
@@ -18,14 +18,15 @@ export interface HaHost {
 }
 
 /**
- * Where the monitor and the two nodes run. By default (loopbackPlacement) all three on this machine's
+ * Where the monitor and the nodes run. By default (loopbackPlacement) all of them on this machine's
  * BIND_HOST, reached over TCP. Placed elsewhere, each keeps its data under the stack's data
  * directory and its socket in the shared private directory, through which this process does its own
  * work (creating, migrating, asking the monitor); the servers reach each other over TCP at their hosts.
  */
 export interface HaPlacement {
   monitor: HaHost;
-  nodes: [HaHost, HaHost];
+  /** One per node, in the order of HaPorts.nodes. */
+  nodes: HaHost[];
   /**
    * The pg_hba.conf address pg_auto_failover's own roles are trusted from: `samehost` (the servers'
    * own addresses) when they share one machine's loopback, `samenet` (the subnets the server is on)
@@ -38,12 +39,12 @@ export interface HaPlacement {
 
 export interface HaPorts {
   monitor: number;
-  /** The nodes' ports: the first is POSTGRES_PORT, the second POSTGRES_STANDBY_PORT. */
-  nodes: [number, number];
+  /** The nodes' ports: POSTGRES_PORT, POSTGRES_STANDBY_PORT, and POSTGRES_THIRD_NODE_PORT when set. */
+  nodes: number[];
 }
 
-/** The default: the monitor and both nodes on BIND_HOST, on this machine, in this process's network. */
-export function loopbackPlacement(cfg: Pick<Config, 'bindHost'>): HaPlacement {
+/** The default: the monitor and every node on BIND_HOST, on this machine, in this process's network. */
+export function loopbackPlacement(cfg: Pick<Config, 'bindHost' | 'postgresHa'>): HaPlacement {
   const here = { host: cfg.bindHost };
-  return { monitor: here, nodes: [here, here], trustFrom: 'samehost', reach: 'tcp' };
+  return { monitor: here, nodes: (cfg.postgresHa?.nodePorts ?? [0, 0]).map(() => here), trustFrom: 'samehost', reach: 'tcp' };
 }

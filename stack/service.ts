@@ -65,7 +65,7 @@ function serviceConfig(env: Env): Config {
 /** Every port the stack listens on. */
 function listenPorts(cfg: Config): number[] {
   return [...(cfg.tls ? [] : [cfg.sitePort, cfg.apiPort]), cfg.edgePort, cfg.postgrestPort, cfg.postgrestAdminPort, cfg.postgresPort,
-    ...(cfg.postgresHa ? [cfg.postgresHa.monitorPort, cfg.postgresHa.standbyPort] : []),
+    ...(cfg.postgresHa ? [cfg.postgresHa.monitorPort, ...cfg.postgresHa.nodePorts.slice(1)] : []),
     ...(cfg.tls ? [cfg.tls.httpsPort, cfg.tls.httpPort] : [])];
 }
 

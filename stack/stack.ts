@@ -164,6 +164,7 @@ export async function startStack(given: Config, options: StackOptions): Promise<
   if (cfg.postgresHa) {
     ports.push([cfg.postgresHa.monitorPort, 'pg_auto_failover monitor', 'POSTGRES_MONITOR_PORT']);
     ports.push([cfg.postgresHa.standbyPort, 'second Postgres node', 'POSTGRES_STANDBY_PORT']);
+    for (const port of cfg.postgresHa.nodePorts.slice(2)) ports.push([port, 'third Postgres node', 'POSTGRES_THIRD_NODE_PORT']);
   }
   const parts = await prepareParts(cfg, ports, options);
   const { log } = options;

@@ -130,7 +130,8 @@ function wrap(text: string, width: number): string[] {
 function databaseLine(cfg: Config): string {
   if (cfg.databaseUrl) return 'DATABASE_URL';
   if (!cfg.postgresHa) return `embedded Postgres, data in ${path.join(cfg.dataDir, 'postgres')}`;
-  return `pg_auto_failover: monitor on ${cfg.postgresHa.monitorPort}, nodes on ${cfg.postgresPort} and ${cfg.postgresHa.standbyPort}`
+  const ports = cfg.postgresHa.nodePorts;
+  return `pg_auto_failover: monitor on ${cfg.postgresHa.monitorPort}, nodes on ${ports.slice(0, -1).join(', ')} and ${ports.at(-1)}`
     + ` (synchronous replication, automatic failover), data in ${path.join(cfg.dataDir, 'ha')}`;
 }
 

@@ -25,6 +25,9 @@ const NOT_VARIABLES: Record<string, string> = {
   MAKER_REBATE: 'a Polymarket activity type',
   TAKER_REBATE: 'a Polymarket activity type',
   REFERRAL_REWARD: 'a Polymarket activity type',
+  NEMESIS_SEED: 'a setting of the nemesis test (tests/stack/scale-out/nemesis.test.ts)',
+  NEMESIS_SECONDS: 'a setting of the nemesis test (tests/stack/scale-out/nemesis.test.ts)',
+  NEMESIS_NODES: 'a setting of the nemesis test (tests/stack/scale-out/nemesis.test.ts)',
 };
 
 const rel = (file: string) => path.relative(ROOT_DIR, file);

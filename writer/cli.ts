@@ -19,6 +19,7 @@ import { tryWriterLock } from './lock-acquire.ts';
 import { WriterSession } from './lock-session.ts';
 import { createLogger, type Logger } from './log.ts';
 import { PolymarketSource } from './polymarket/source.ts';
+import { EXIT_ONE_NODE, ONE_NODE, WrittenOnOneNode } from './replication.ts';
 import { formatStatus, readStatus } from './status.ts';
 import { RealDataPresent } from './store.ts';
 import { logDuties, makeSource, prepareLog, startWriter, type LogDuties } from './writer.ts';
@@ -125,7 +126,8 @@ async function once(cfg: WriterConfig, log: Logger, duties: LogDuties | undefine
     const ctx = { db: session.db, source, log, writer: cfg.name };
     const results = [await heartbeat(ctx), ...(await runCycle(ctx))];
     await logDuties(session.db, duties);
-    return results.every((r) => r.ok) ? 0 : 1;
+    if (results.every((r) => r.ok)) return 0;
+    return results.every((r) => r.ok || r.error === ONE_NODE) ? EXIT_ONE_NODE : 1;
   } catch (error) {
     if (error instanceof RealDataPresent || error instanceof LockLost) {
       log.warn(error.message);
@@ -151,9 +153,14 @@ async function importCommand(cfg: WriterConfig, log: Logger, file: string, dutie
   try {
     await importEvents(db, input, log, cfg.importEarliestYear);
     written = true;
-    await logDuties(db, duties);
+    if (!(await logDuties(db, duties))) log.warn(`the import is held on two nodes, but the log's latest commit is ${ONE_NODE}: its entries are signed once a standby holds it`);
     return 0;
   } catch (error) {
+    if (error instanceof WrittenOnOneNode) {
+      log.error(`the import was ${ONE_NODE}: it is stored, but neither signed nor acknowledged until a standby holds it, and lost should this node be lost first. ` +
+        'Health and `npm run writer -- status` say when a standby streams again; importing the same input again is safe (it changes nothing twice).');
+      return EXIT_ONE_NODE;
+    }
     // The server went silent, perhaps while it committed: only it knows whether the import landed.
     if (error instanceof SilentServer && !written) log.error(`import stopped: ${error.message}. Whether it was written is unknown: \`npm run writer -- status\` tells, and importing the same input again is safe (it changes nothing twice).`);
     // The import committed; what failed is the log's work after it, which the next write or `sign` does again.
@@ -229,7 +236,10 @@ async function signCommand(cfg: WriterConfig, log: Logger, duties: LogDuties | u
   }
   const db = openWriterDb(cfg.databaseUrl);
   try {
-    await logDuties(db, duties);
+    if (!(await logDuties(db, duties))) {
+      log.warn(`the transparency log's new entries are ${ONE_NODE}: nothing is signed until a standby holds them`);
+      return EXIT_ONE_NODE;
+    }
     const halted = await db.selectFrom('stats.log_halt').select('reason').orderBy('at', 'desc').limit(1).executeTakeFirst();
     if (halted) {
       log.error(`the transparency log is halted: ${halted.reason}`);

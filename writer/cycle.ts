@@ -6,6 +6,7 @@ import type { WriterDb } from './db.ts';
 import { LockLost } from './lock.ts';
 import type { Logger } from './log.ts';
 import { commitNight } from './commitments.ts';
+import { ONE_NODE, WrittenOnOneNode } from './replication.ts';
 import type { Source } from './source.ts';
 import * as store from './store.ts';
 
@@ -34,7 +35,9 @@ async function task(ctx: CycleContext, name: string, fn: () => Promise<string | 
   } catch (error) {
     // Not a figure's failure: the writer must stop writing altogether.
     if (error instanceof store.RealDataPresent || error instanceof LockLost) throw error;
-    ctx.log.warn(`${name} failed`, { error: (error as Error).message });
+    // Stored, but not acknowledged: no "done" until a standby holds it.
+    if (error instanceof WrittenOnOneNode) ctx.log.warn(`${name} ${ONE_NODE}`);
+    else ctx.log.warn(`${name} failed`, { error: (error as Error).message });
     return { task: name, ok: false, error: (error as Error).message };
   }
 }

@@ -2,6 +2,7 @@
 import { CHECK_NIGHTS } from './check.ts';
 import { WRITER_DEFAULTS } from '../config/writer.ts';
 import { EVENT_TYPES, eventFormat, MAX_USD, type EventType } from './events.ts';
+import { EXIT_ONE_NODE, ONE_NODE } from './replication.ts';
 
 /** What the help says after an event's format, one line each. */
 const EVENT_NOTES: Partial<Record<EventType, string[]>> = {
@@ -32,7 +33,12 @@ Commands:
 
 The source is WRITER_SOURCE (demo | polymarket | none); without it, polymarket when CLOB_API_KEY is set,
 else demo. One writer writes at a time: run, once and backfill take the writer lock (a Postgres advisory
-lock) first. Run \`npm run writer -- <command> --help\` for details.`,
+lock) first. Run \`npm run writer -- <command> --help\` for details.
+
+On a database that fails over by itself (a pg_auto_failover node), a write counts as done, and the log
+is signed and sent to witnesses, only once a standby that can take over holds it. While none does, what
+is written is stored on the primary alone: the writer says "${ONE_NODE}",
+signs nothing new, and import, once and sign exit ${EXIT_ONE_NODE}.`,
   run: `Usage: npm run writer -- run
 
 Runs until Ctrl-C / SIGTERM. It first takes the writer lock; while another writer holds it, this one
@@ -51,8 +57,9 @@ With the demo source it first loads the demo history into an empty database, and
 once the database holds real data.`,
   once: `Usage: npm run writer -- once
 
-One heartbeat and one cycle, then exit: 0 when every figure was written, 1 when any failed. While
-another writer holds the writer lock it writes nothing and exits 1, naming that writer.`,
+One heartbeat and one cycle, then exit: 0 when every figure was written, 1 when any failed, ${EXIT_ONE_NODE} when
+none failed but some are ${ONE_NODE}. While another writer holds the writer lock it
+writes nothing and exits 1, naming that writer.`,
   import: `Usage: npm run writer -- import <file|->
 
 Reads one JSON event per line (blank lines are skipped):
@@ -63,7 +70,12 @@ The whole input is one transaction: one bad line writes nothing and the error na
 It does not take the writer lock, so it works beside a running writer: like each of the writer's own
 transactions, it locks the settings row first, so the two take turns.
 Re-importing the same data changes nothing; a changed payout is a correction (the old value is audited).
-The first import removes the demo data.`,
+The first import removes the demo data.
+Exit code 0 when the import is written (on a database that fails over by itself: held by a standby that
+can take over too), 1 when nothing was written or the log's work after the commit failed (it says which),
+${EXIT_ONE_NODE} when it is ${ONE_NODE}: stored on the primary alone, neither signed
+nor acknowledged, and lost should that node be lost before a standby copies it; import it again once
+health is "ok".`,
   backfill: `Usage: npm run writer -- backfill --since YYYY-MM-DD
 
 Fetches every settled night from that payout date to today from Polymarket, one request per night.
@@ -100,9 +112,12 @@ Before signing it checks the new tree extends the last checkpoint stored and the
 signed (LOG_SIGNER_STATE): otherwise the log halts (health says why) and nothing is appended.
 A real checkpoint names the origin the log's first real checkpoint fixed, whatever SITE_URL is now;
 a LOG_ORIGIN naming another is refused.
-Exit code 0 when the log is signed, 1 when it is halted or LOG_SIGNING_KEY is missing.`,
+Exit code 0 when the log is signed, 1 when it is halted or LOG_SIGNING_KEY is missing, ${EXIT_ONE_NODE} when its
+new entries are ${ONE_NODE} (nothing is signed until a standby holds them).`,
   status: `Usage: npm run writer -- status
 
 Prints the data source, the writer holding the writer lock (null when none), row counts (and demo rows),
-the latest date or observation of each kind, when it was last written, and the number of payout corrections.`,
+the latest date or observation of each kind, when it was last written, the number of payout corrections,
+and the transparency log: its entries, how many the latest checkpoint signs, and, on a database that fails
+over by itself while no standby that can take over streams, "${ONE_NODE}".`,
 };

@@ -8,7 +8,8 @@
 // The real log's origin is the one its first real checkpoint named (stats.log_origin()), whatever the
 // site's URL has become since: the signer reads it before it signs a real tree, and settle() refuses a
 // LOG_ORIGIN that names another.
-import { renameSync, readFileSync, writeFileSync, existsSync } from 'node:fs';
+import { closeSync, existsSync, fsyncSync, openSync, readFileSync, renameSync, writeSync } from 'node:fs';
+import path from 'node:path';
 import { sql } from 'kysely';
 import { base64 } from '../contract/log-key.ts';
 import { logIdentity, logOrigin, withStoredLogOrigin, type Origins } from '../contract/paths.ts';
@@ -39,6 +40,17 @@ const utf8 = new TextEncoder();
 export async function readStoredOrigin(db: Pick<WriterDb, 'selectNoFrom'>): Promise<string | null> {
   const row = await db.selectNoFrom(sql<string | null>`stats.log_origin()`.as('origin')).executeTakeFirstOrThrow();
   return row.origin;
+}
+
+/** Opens `file` (a directory too, read-only), runs `write` on it, and syncs it to disk before closing it. */
+function synced(file: string, flags: 'w' | 'r', write?: (fd: number) => void): void {
+  const fd = openSync(file, flags, 0o600);
+  try {
+    write?.(fd);
+    fsyncSync(fd);
+  } finally {
+    closeSync(fd);
+  }
 }
 
 export class LogSigner {
@@ -118,14 +130,21 @@ export class LogSigner {
     return recorded;
   }
 
-  /** After the transaction that stored `signed` committed: remember it as the last this signer signed. */
+  /**
+   * After the transaction that stored `signed` committed: remember it as the last this signer signed.
+   * The state is replaced whole (a new file renamed over the old) and made durable before this returns:
+   * the new file's bytes first, then the rename, which is on disk only once its directory is synced
+   * (https://man7.org/linux/man-pages/man2/fsync.2.html). A machine that crashes right after still
+   * remembers the checkpoint, so it can never sign a tree that does not extend it.
+   */
   committed(signed: SignedCheckpoint): void {
     this.#log.info('signed a checkpoint of the transparency log', { origin: signed.origin, size: signed.size });
     if (!this.#stateFile) return;
     const state = { ...this.#readState(), [signed.origin]: { size: signed.size, root: signed.root } };
     const temporary = `${this.#stateFile}.tmp`;
-    writeFileSync(temporary, `${JSON.stringify(state, null, 2)}\n`, { mode: 0o600 });
+    synced(temporary, 'w', (fd) => writeSync(fd, `${JSON.stringify(state, null, 2)}\n`));
     renameSync(temporary, this.#stateFile);
+    synced(path.dirname(this.#stateFile), 'r');
   }
 
   async #refusal(tree: Tree, origin: string, latest: { size: number; root: string } | undefined): Promise<string | undefined> {

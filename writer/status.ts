@@ -1,4 +1,4 @@
-// `status`: what the database holds and when each kind of data was last written. Counts and times only.
+// `status`: what the database holds and when each kind of data was last written, and the log's state. Counts and times only.
 import { sql } from 'kysely';
 import type { WriterDb } from './db.ts';
 import { activeWriter } from './lock.ts';
@@ -9,6 +9,12 @@ export interface Status {
   active_writer: string | null;
   tables: Record<string, { rows: number; demo_rows: number; latest: string | null; last_written: string | null }>;
   corrections: number;
+  /**
+   * The transparency log: its entries, how many the latest checkpoint signs, and why the rest wait
+   * (health's log.waiting: on a failover group running on one node, "written on one node, waiting for
+   * a standby"), else null.
+   */
+  log: { entries: number; signed: number; waiting: string | null };
 }
 
 export async function readStatus(db: WriterDb): Promise<Status> {
@@ -31,6 +37,8 @@ export async function readStatus(db: WriterDb): Promise<Status> {
     return { rows: r.rows, demo_rows: r.demo_rows, latest, last_written: latest };
   };
   const corrections = await db.selectFrom('stats.payout_correction').select(sql<number>`count(*)::int`.as('n')).executeTakeFirstOrThrow();
+  const log = await sql<Status['log']>`select coalesce((select max(idx) + 1 from stats.log_entry), 0)::int as entries,
+    coalesce((select max(size) from stats.log_checkpoint), 0)::int as signed, stats.health_at(now()) -> 'log' ->> 'waiting' as waiting`.execute(db);
   return {
     data_source: source.rows[0]?.data_source ?? null,
     active_writer: await activeWriter(db),
@@ -43,6 +51,7 @@ export async function readStatus(db: WriterDb): Promise<Status> {
       heartbeat: await observed('stats.heartbeat', 'at'),
     },
     corrections: corrections.n,
+    log: log.rows[0]!,
   };
 }
 
@@ -52,5 +61,6 @@ export function formatStatus(s: Status): string {
     lines.push(`${name.padEnd(13)} ${String(t.rows).padStart(7)} rows${t.demo_rows ? ` (${t.demo_rows} demo)` : ''}  latest ${t.latest ?? '-'}  last written ${t.last_written ?? '-'}`);
   }
   lines.push(`payout corrections: ${s.corrections}`);
+  lines.push(`transparency log: ${s.log.entries} entries, ${s.log.signed} signed${s.log.waiting ? ` (${s.log.waiting})` : ''}`);
   return lines.join('\n');
 }

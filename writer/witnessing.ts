@@ -14,6 +14,7 @@ import { parsePolicy, quorumMet, type Policy, type PolicyWitness } from '../cont
 import type { WriterDb } from './db.ts';
 import type { LogSigner } from './log-signer.ts';
 import type { Logger } from './log.ts';
+import { heldOnTwoNodes, ONE_NODE } from './replication.ts';
 
 /** The same checkpoint is sent to a witness again once its latest cosignature of it is this old. */
 const RESUBMIT_MS = 12 * 3600_000;
@@ -33,22 +34,20 @@ interface Latest { size: number; note: string }
 interface Pause { until: number; wait: number }
 
 /**
- * The latest real checkpoint, read in a transaction whose COMMIT has returned: with synchronous
- * replication the standby then holds it (the checkpoint committed before this transaction, which gets a
- * transaction id so its COMMIT waits for the standby). A witness is only ever sent such a checkpoint:
- * one visible on a primary cut off from its standby (a commit that waited there and became visible when
- * that primary crashed and restarted) may be lost to a failover, and a witness that had cosigned it would
- * stop the log on the promoted node as "behind what a witness saw". On such a primary this waits until
- * the standby answers, or the primary is demoted and the session ends.
+ * The latest real checkpoint, once a standby that can take over holds it (replication.ts): read on a
+ * session of its own, which then checks that such a standby has flushed the WAL beyond it. A witness
+ * is only ever sent such a checkpoint: one on the primary alone (a failover group running on one node,
+ * or a commit that waited there and became visible when that primary crashed and restarted) may be
+ * lost to a failover, and a witness that had cosigned it would stop the log on the promoted node as
+ * "behind what a witness saw". ONE_NODE while no standby holds it.
  */
-async function acknowledgedCheckpoint(db: WriterDb): Promise<{ size: number; note: string } | undefined> {
-  const latest = await db.transaction().execute(async (trx) => {
-    const row = await trx.selectFrom('stats.log_checkpoint').select(['size', 'note']).where('is_demo', '=', false).orderBy('size', 'desc').limit(1).executeTakeFirst();
-    await sql`select pg_current_xact_id()`.execute(trx);
-    await sql`set local statement_timeout = 0`.execute(trx);
-    return row;
+async function acknowledgedCheckpoint(db: WriterDb): Promise<Latest | typeof ONE_NODE | undefined> {
+  return db.connection().execute(async (session) => {
+    const row = await session.selectFrom('stats.log_checkpoint').select(['size', 'note']).where('is_demo', '=', false).orderBy('size', 'desc').limit(1).executeTakeFirst();
+    if (!row) return undefined;
+    if (!(await heldOnTwoNodes(session))) return ONE_NODE;
+    return { size: Number(row.size), note: row.note };
   });
-  return latest && { size: Number(latest.size), note: latest.note };
 }
 
 /** The policy's text as the writer last recorded it (null: no policy), recorded again when it changed. */
@@ -107,9 +106,12 @@ export class Witnessing {
 
   /** Asks every witness that needs it, once, then records the round. */
   async round(db: WriterDb, now = Date.now()): Promise<void> {
-    const latest = await acknowledgedCheckpoint(db);
-    if (!latest) return;
-    const current: Latest = { size: Number(latest.size), note: latest.note };
+    const current = await acknowledgedCheckpoint(db);
+    if (!current) return;
+    if (current === ONE_NODE) {
+      this.#log.warn(`the witnesses are not asked: the latest checkpoint is ${ONE_NODE}`);
+      return;
+    }
     const witnesses = [...this.#policy.witnesses.values()].filter((w) => w.url);
     const due = [];
     for (const witness of witnesses) {
@@ -164,7 +166,9 @@ export class Witnessing {
       if (!Number.isSafeInteger(size) || size < 0) return fail(`a 409 with no size it can read ("${text.trim().slice(0, 40)}")`);
       if (size > current.size) {
         // Another writer (an import beside the running writer) may have signed and sent a larger tree since this round read the log.
-        if (((await acknowledgedCheckpoint(db))?.size ?? 0) >= size) return fail(`the witness already holds a larger checkpoint (${size}) of this log than this round read; the next round sends the latest`);
+        const now = await acknowledgedCheckpoint(db);
+        if (now === ONE_NODE) return fail(`the witness holds a larger checkpoint (${size}) of this log than this round read, and the latest is ${ONE_NODE}`);
+        if ((now?.size ?? 0) >= size) return fail(`the witness already holds a larger checkpoint (${size}) of this log than this round read; the next round sends the latest`);
         return this.#signer.halt(db, `witness ${witness.name} has cosigned a tree of ${size} entries, more than the ${current.size} this log holds: the log is behind what a witness saw`);
       }
       if (theirs === undefined && size !== old) return this.#submit(db, witness, size, current, tree, size);

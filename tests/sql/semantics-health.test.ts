@@ -13,7 +13,7 @@ describe('landing_health', () => {
   }
 
   /** The log's part of health while the log is empty and has no witness policy. */
-  const NO_LOG = { size: 0, witnessed: false, witnesses: null, cosigned: null, checked_at: null, quorum_cosigned_at: null, halted: null };
+  const NO_LOG = { size: 0, witnessed: false, witnesses: null, cosigned: null, checked_at: null, quorum_cosigned_at: null, halted: null, waiting: null };
 
   it('is ok at the edges of every threshold', async () => {
     const h = await inRollback(async (c) => {
@@ -45,13 +45,34 @@ describe('landing_health', () => {
     const fresh = await witnessed('2026-03-09T10:00:00Z');
     expect(fresh.status).toBe('ok');
     // The latest round fell short, and says so; the quorum's last cosigning is the one that counts.
-    expect(fresh.log).toEqual({ size: 1, witnessed: true, witnesses: 3, cosigned: 1, checked_at: '2026-03-10T11:00:00Z', quorum_cosigned_at: '2026-03-09T10:00:00Z', halted: null });
+    expect(fresh.log).toEqual({ size: 1, witnessed: true, witnesses: 3, cosigned: 1, checked_at: '2026-03-10T11:00:00Z', quorum_cosigned_at: '2026-03-09T10:00:00Z', halted: null, waiting: null });
     expect((await witnessed('2026-03-09T09:59:59Z')).status).toBe('degraded');
     // A policy under which the quorum never cosigned: 26 hours from when it was recorded.
     expect((await witnessed(null)).status).toBe('degraded');
     const halted = await witnessed('2026-03-10T10:00:00Z', true);
     expect(halted.status).toBe('degraded');
     expect(halted.log.halted).toBe('a test halt');
+  });
+
+  it('on the primary of a failover group with no standby that can take over streaming, is degraded: written on one node, waiting for a standby', async () => {
+    const base = { payout: '2026-03-09', accrual: '2026-03-10T11:50:00Z', heartbeat: '2026-03-10T11:59:00Z' };
+    // A pg_auto_failover node is one with its replication role; this primary streams to no standby.
+    const asked = await inRollback(async (c) => {
+      await seeded(c, base);
+      const single = await healthAt(c);
+      await c.query('create role pgautofailover_replicator');
+      const flush = (await c.query('select stats.standby_flush_lsn() as l')).rows[0].l;
+      return { single, alone: await healthAt(c), flush };
+    });
+    expect(asked.single).toMatchObject({ status: 'ok', log: { waiting: null } });
+    expect(asked.flush).toBeNull();
+    expect(asked.alone).toMatchObject({ status: 'degraded', log: { waiting: 'written on one node, waiting for a standby' } });
+  });
+
+  it('reads the standbys\' positions as a role that may, whoever asks', async () => {
+    const owner = await inRollback(async (c) => (await c.query(`select p.proowner::regrole::text as owner, p.prosecdef as definer, has_function_privilege('anon', p.oid, 'execute') as anon,
+        has_function_privilege('stats_writer', p.oid, 'execute') as writer from pg_proc p where p.oid = 'stats.standby_flush_lsn()'::regprocedure`)).rows[0]);
+    expect(owner).toEqual({ owner: 'stats_monitor', definer: true, anon: false, writer: true });
   });
 
   it('names the writer of the latest heartbeat as of its clock; an imported heartbeat names none', async () => {

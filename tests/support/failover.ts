@@ -1,5 +1,7 @@
 // A stack in the high-availability mode (POSTGRES_HA=pg_auto_failover), and what its tests read of it:
 // which node is the primary, what the monitor says of a node, where PostgREST reads.
+import { readFileSync } from 'node:fs';
+import path from 'node:path';
 import { query } from './db.ts';
 import { startTestStack, type TestStack } from './stack.ts';
 
@@ -16,9 +18,9 @@ export async function until<T>(what: string, probe: () => Promise<T | undefined 
   }
 }
 
-/** The stack in the high-availability mode, its edge holding a health answer one second. */
-export const startHaStack = () =>
-  startTestStack({ env: { POSTGRES_HA: 'pg_auto_failover', EDGE_HEALTH_TTL_SECONDS: '1', EDGE_UPSTREAM_TIMEOUT_SECONDS: '3' } });
+/** The stack in the high-availability mode, its edge holding a health answer one second; `env` adds to its settings. */
+export const startHaStack = (env: Record<string, string> = {}) =>
+  startTestStack({ env: { POSTGRES_HA: 'pg_auto_failover', EDGE_HEALTH_TTL_SECONDS: '1', EDGE_UPSTREAM_TIMEOUT_SECONDS: '3', ...env } });
 
 /** Probes of the stack `current()` returns, so that they follow a test that restarts it. */
 export function haProbes(current: () => TestStack) {
@@ -37,4 +39,16 @@ export function haProbes(current: () => TestStack) {
     /** What the monitor says of node `i`. */
     stateOf: async (i: number) => (await ha().states()).find((s) => s.port === ha().ports.nodes[i]),
   };
+}
+
+/** Node `i`'s machine lost: its postmaster and its keeper's process group killed, the keeper kept down until `ha.nodes[i].start()`. Returns when. */
+export async function loseNode(stack: TestStack, i: number): Promise<number> {
+  const ha = stack.ha!;
+  const postmaster = Number(readFileSync(path.join(stack.cfg.dataDir, 'ha', `node${i + 1}`, 'postmaster.pid'), 'utf8').split('\n')[0]);
+  const keeper = ha.nodes[i]!.child!.process.pid!;
+  const at = Date.now();
+  process.kill(postmaster, 'SIGKILL');
+  process.kill(-keeper, 'SIGKILL');
+  await ha.nodes[i]!.stop();
+  return at;
 }

@@ -230,28 +230,33 @@ export class Network {
    * own namespace. Every other pair of hosts still reaches each other.
    */
   async cut(from: string[], to: string[], how: CutHow): Promise<Cut> {
-    const table = `cut${++this.#serial}`;
     // A reset cut lets the other side's resets and ICMP errors through, or each side would eat the other's answer.
     const verdict = how === 'drop' ? ['drop'] : ['tcp flags & rst == rst accept', 'icmp type destination-unreachable accept', 'meta l4proto tcp reject with tcp reset', 'reject'];
-    const rules = (sources: string[]) => verdict.map((v) => `    ip saddr { ${sources.map((h) => this.lanAddress(h)).join(', ')} } ${v}`).join('\n');
-    const ruleset = (sources: string[]) => `table inet ${table} {\n  chain input {\n    type filter hook input priority 0; policy accept;\n${rules(sources)}\n  }\n}\n`;
+    const senders = (h: string) => `{ ${(to.includes(h) ? from : to).map((x) => this.lanAddress(x)).join(', ')} }`;
+    return this.filter([...to, ...from], (h) => verdict.map((v) => `ip saddr ${senders(h)} ${v}`), `${how} between {${from.join(', ')}} and {${to.join(', ')}}`);
+  }
+
+  /**
+   * nftables rules of one's own on what arrives at each of `hosts` (an input chain, loopback
+   * excepted), e.g. `ip saddr 198.18.1.21 drop` or `numgen random mod 100 < 30 drop`; `rules` gives
+   * each host's. The nemesis's one-way drops, packet loss and bandwidth caps are such rules.
+   */
+  async filter(hosts: string[], rules: (host: string) => string[], description: string): Promise<Cut> {
+    const table = `cut${++this.#serial}`;
     const touched: string[] = [];
-    const apply = async (receivers: string[], senders: string[]) => {
-      for (const h of receivers) {
-        await nft(this.ns(h), ruleset(senders));
-        touched.push(h);
-      }
-    };
-    await apply(to, from);
-    await apply(from, to);
     const cut: Cut = {
-      description: `${how} between {${from.join(', ')}} and {${to.join(', ')}}`,
+      description,
       heal: async () => {
         if (!this.#cuts.delete(cut)) return;
         for (const h of touched) await nft(this.ns(h), `delete table inet ${table}\n`);
       },
     };
     this.#cuts.add(cut);
+    for (const h of hosts) {
+      const lines = rules(h).map((r) => `    iifname != "lo" ${r}`).join('\n');
+      await nft(this.ns(h), `table inet ${table} {\n  chain input {\n    type filter hook input priority 0; policy accept;\n${lines}\n  }\n}\n`);
+      touched.push(h);
+    }
     return cut;
   }
 

@@ -1,6 +1,6 @@
 // The service spread over network namespaces (tests/support/netns.ts), for the partition tests: the
-// pg_auto_failover monitor and both Postgres nodes each in a namespace of its own, run by
-// stack/ha.ts as the stack runs them (placed on LAN addresses, trusting `samenet`); two sides,
+// pg_auto_failover monitor and both Postgres nodes (three with `nodes: 3`), each in a namespace of its
+// own, run by stack/ha.ts as the stack runs them (placed on LAN addresses, trusting `samenet`); two sides,
 // each with a writer (`npm run writer -- run`, reading a fake Polymarket on its own loopback) and a node
 // of the service (PostgREST, the edge, nginx) with a reader polling it, each in its own namespace; a
 // witness on the WAN that both writers reach and no cut touches. The test process reaches the
@@ -28,13 +28,15 @@ import { Network } from './netns.ts';
 import { PartitionDatabases } from './partition-databases.ts';
 import { API_PORT, nodeEnv, SITE_PORT, writerEnv } from './partition-env.ts';
 import { Recorder } from './partition-history.ts';
-import { HOSTS, NETWORK_PREFIX, SIDES, type Side } from './partition-topology.ts';
+import { HOSTS, NETWORK_PREFIX, SIDES, THIRD_DB, type Side } from './partition-topology.ts';
 import { WRITER_COMMAND } from './writer.ts';
 
 const WITNESS_PORT = 7380;
 const NODE = process.execPath;
+/** libfaketime (Debian's faketime), preloaded into a writer whose clock a test skews: FAKETIME="+5m" moves its clock, timers included. */
+const FAKETIME_LIB = '/usr/lib/x86_64-linux-gnu/faketime/libfaketimeMT.so.1';
 
-interface Tracked { name: string; child: ChildProcess; exited: Promise<number | null> }
+export interface Tracked { name: string; child: ChildProcess; exited: Promise<number | null> }
 
 export class PartitionCluster extends PartitionDatabases {
   readonly dir: string;
@@ -55,10 +57,11 @@ export class PartitionCluster extends PartitionDatabases {
     this.dir = dir;
   }
 
-  static async start(): Promise<PartitionCluster> {
+  /** Starts the cluster: two database nodes, or three (two standbys, number_sync_standbys 1) with `nodes: 3`. */
+  static async start({ nodes = 2 }: { nodes?: 2 | 3 } = {}): Promise<PartitionCluster> {
     const dir = mkdtempSync(path.join(tmpdir(), 'public-stats-partition-'));
     chmodSync(dir, 0o755);
-    const net = await Network.create(NETWORK_PREFIX, HOSTS, { cleanup: [dir] }).catch((error: Error) => {
+    const net = await Network.create(NETWORK_PREFIX, nodes === 3 ? [...HOSTS, THIRD_DB] : HOSTS, { cleanup: [dir] }).catch((error: Error) => {
       rmSync(dir, { recursive: true, force: true });
       throw error;
     });
@@ -71,6 +74,7 @@ export class PartitionCluster extends PartitionDatabases {
       POSTGRES_PORT: '54329',
       POSTGRES_STANDBY_PORT: '54328',
       POSTGRES_MONITOR_PORT: '54327',
+      POSTGRES_THIRD_NODE_PORT: nodes === 3 ? '54326' : '',
       SITE_URL: `http://127.0.0.1:${SITE_PORT}`,
       API_URL: `http://127.0.0.1:${API_PORT}`,
       LOG_ORIGIN: 'partition.test/log',
@@ -136,7 +140,7 @@ export class PartitionCluster extends PartitionDatabases {
     const log = (line: string) => this.log(line);
     this.ha = await openHaDatabase(this.cfg, log, (name, launch) => supervise(name, launch, { log, onGiveUp: log }), {
       monitor: this.#placed('mon'),
-      nodes: [this.#placed('n1'), this.#placed('n2')],
+      nodes: this.dbHosts.map((host) => this.#placed(host)),
       trustFrom: 'samenet',
       reach: 'socket',
     });
@@ -189,15 +193,24 @@ export class PartitionCluster extends PartitionDatabases {
     }));
   }
 
-  /** `npm run writer -- run` on `side`'s writer machine: the fake Polymarket's account, a heartbeat every second, a cycle every 15 s. */
-  startWriter(side: Side): Tracked {
+  /**
+   * `npm run writer -- run` on `side`'s writer machine: the fake Polymarket's account, a heartbeat every
+   * second, a cycle every 15 s; its clock moved by `skewMinutes` (libfaketime) when given.
+   */
+  startWriter(side: Side, { skewMinutes }: { skewMinutes?: number } = {}): Tracked {
     const fake = JSON.parse(this.#fakeEnv[side.name]!) as Env;
+    const skew: Env = skewMinutes ? { LD_PRELOAD: FAKETIME_LIB, FAKETIME: `${skewMinutes > 0 ? '+' : ''}${skewMinutes}m` } : {};
     const writer = this.spawnIn(side.writer, side.writerName, NODE, [...WRITER_COMMAND.slice(1), 'run'], {
-      env: writerEnv(this.cfg, this.ha, this.dir, side, { ...fake, WRITER_NAME: side.writerName, WRITER_HEARTBEAT_SECONDS: '1', WRITER_INTERVAL_MINUTES: '0.25', WRITER_LOG_LEVEL: 'debug' }),
+      env: writerEnv(this.cfg, this.ha, this.dir, side, { ...fake, ...skew, WRITER_NAME: side.writerName, WRITER_HEARTBEAT_SECONDS: '1', WRITER_INTERVAL_MINUTES: '0.25', WRITER_LOG_LEVEL: 'debug' }),
       onLine: (line) => this.recorder.writerLine(side.writerName, line),
     });
     this.#writers.set(side.writerName, writer);
     return writer;
+  }
+
+  /** `side`'s writer process as last started (it may have exited since). */
+  writer(side: Side): Tracked | undefined {
+    return this.#writers.get(side.writerName);
   }
 
   /** Stops `side`'s writer (SIGTERM, as a supervisor stops it) and starts it again. */

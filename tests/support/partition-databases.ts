@@ -1,5 +1,6 @@
 // The partition cluster's databases as a test sees them: asked, crashed, killed and restarted through
-// their Unix sockets and processes, never over the network that is being cut.
+// their Unix sockets and processes, never over the network that is being cut. Node i runs on host
+// dbHosts[i]: n1 and n2, the two sides' nodes, and n3 in the three-node layout.
 import { readFileSync } from 'node:fs';
 import path from 'node:path';
 import { setTimeout as sleep } from 'node:timers/promises';
@@ -7,20 +8,23 @@ import pg from 'pg';
 import type { Config } from '../../config/config.ts';
 import type { HaDatabase, HaNodeState } from '../../stack/ha.ts';
 import type { Network } from './netns.ts';
-import { SIDES } from './partition-topology.ts';
+import { SIDES, THIRD_DB_HOST } from './partition-topology.ts';
 
 export class PartitionDatabases {
   readonly net: Network;
   readonly cfg: Config;
   /** Opened by PartitionCluster.start() once the namespaces exist. */
   ha!: HaDatabase;
+  /** The host of each node, in the order of ha.ports.nodes. */
+  readonly dbHosts: string[];
 
   protected constructor(net: Network, cfg: Config) {
     this.net = net;
     this.cfg = cfg;
+    this.dbHosts = [...SIDES.map((s) => s.dbHost), ...(cfg.postgresHa?.nodePorts.slice(2) ?? []).map(() => THIRD_DB_HOST)];
   }
 
-  socketUrl(i: 0 | 1): string {
+  socketUrl(i: number): string {
     return this.ha.nodeUrl(i);
   }
 
@@ -28,15 +32,21 @@ export class PartitionDatabases {
     return this.ha.states();
   }
 
-  /** The node the monitor has as primary (reported and assigned), if one is. */
-  async primary(): Promise<0 | 1 | undefined> {
+  /** The node the monitor has as primary (reported and assigned), if one is: any node. */
+  async primaryNode(): Promise<number | undefined> {
     const states = await this.states().catch(() => []);
     const i = this.ha.ports.nodes.findIndex((port) => states.some((s) => s.port === port && ['primary', 'wait_primary', 'single'].includes(s.reported) && s.reported === s.assigned));
-    return i < 0 ? undefined : i as 0 | 1;
+    return i < 0 ? undefined : i;
+  }
+
+  /** The side's node the monitor has as primary, if one of the two sides' nodes is. */
+  async primary(): Promise<0 | 1 | undefined> {
+    const i = await this.primaryNode();
+    return i === 0 || i === 1 ? i : undefined;
   }
 
   /** What node `i` answers now on its socket: whether it takes writes, is in recovery, or is down. */
-  async nodeStatus(i: 0 | 1): Promise<'writable' | 'standby' | 'down'> {
+  async nodeStatus(i: number): Promise<'writable' | 'standby' | 'down'> {
     const client = new pg.Client({ connectionString: this.socketUrl(i), connectionTimeoutMillis: 1000, statement_timeout: 1000 } as pg.ClientConfig);
     client.on('error', () => {});
     try {
@@ -69,8 +79,8 @@ export class PartitionDatabases {
   }
 
   /** The node's server label as the writer's URL names it (host:port). */
-  serverOf(i: 0 | 1): string {
-    return `${this.net.lanAddress(SIDES[i].dbHost)}:${this.ha.ports.nodes[i]}`;
+  serverOf(i: number): string {
+    return `${this.net.lanAddress(this.dbHosts[i]!)}:${this.ha.ports.nodes[i]}`;
   }
 
   /**
@@ -78,7 +88,7 @@ export class PartitionDatabases {
    * waiting for the standby to confirm a commit, if one is), so the postmaster ends every session and starts again
    * through crash recovery (restart_after_crash), without its keeper. Returns the backend's pid.
    */
-  async crashPostgres(i: 0 | 1, backend?: number): Promise<number> {
+  async crashPostgres(i: number, backend?: number): Promise<number> {
     const client = new pg.Client({ connectionString: this.socketUrl(i) });
     client.on('error', () => {});
     await client.connect();
@@ -94,7 +104,7 @@ export class PartitionDatabases {
   }
 
   /** Runs `sql` on node `i` as the superuser, on its socket. */
-  async query<Row extends pg.QueryResultRow = Record<string, unknown>>(i: 0 | 1, sql: string, params: unknown[] = []): Promise<Row[]> {
+  async query<Row extends pg.QueryResultRow = Record<string, unknown>>(i: number, sql: string, params: unknown[] = []): Promise<Row[]> {
     const client = new pg.Client({ connectionString: this.socketUrl(i), connectionTimeoutMillis: 2000 });
     client.on('error', () => {});
     await client.connect();
@@ -106,7 +116,7 @@ export class PartitionDatabases {
   }
 
   /** The sessions of node `i` waiting for the standby to confirm their commit. */
-  async waitingCommits(i: 0 | 1): Promise<number> {
+  async waitingCommits(i: number): Promise<number> {
     const client = new pg.Client({ connectionString: this.socketUrl(i), connectionTimeoutMillis: 1000 });
     client.on('error', () => {});
     try {
@@ -119,19 +129,30 @@ export class PartitionDatabases {
     }
   }
 
-  #postmaster(i: 0 | 1): number {
-    return Number(readFileSync(path.join(this.cfg.dataDir, 'ha', `node${i + 1}`, 'postmaster.pid'), 'utf8').split('\n')[0]);
+  /**
+   * Node `i`'s postmaster pid, from its postmaster.pid, when that process runs and is this node's
+   * postmaster (a file left by a killed one may name a pid reused since); undefined otherwise.
+   */
+  postmaster(i: number): number | undefined {
+    const dir = path.join(this.cfg.dataDir, 'ha', `node${i + 1}`);
+    try {
+      const pid = Number(readFileSync(path.join(dir, 'postmaster.pid'), 'utf8').split('\n')[0]);
+      return readFileSync(`/proc/${pid}/cmdline`, 'utf8').split('\0').includes(dir) ? pid : undefined;
+    } catch {
+      return undefined;
+    }
   }
 
   /** Node `i`'s machine lost: its postmaster and its keeper's process group killed, the keeper kept down until startDbNode(). */
-  async killDbNode(i: 0 | 1): Promise<void> {
-    const keeper = this.ha.nodes[i].child!.process.pid!;
-    process.kill(this.#postmaster(i), 'SIGKILL');
+  async killDbNode(i: number): Promise<void> {
+    const keeper = this.ha.nodes[i]!.child!.process.pid!;
+    const postmaster = this.postmaster(i);
+    if (postmaster !== undefined) process.kill(postmaster, 'SIGKILL');
     process.kill(-keeper, 'SIGKILL');
-    await this.ha.nodes[i].stop();
+    await this.ha.nodes[i]!.stop();
   }
 
-  async startDbNode(i: 0 | 1): Promise<void> {
-    await this.ha.nodes[i].start();
+  async startDbNode(i: number): Promise<void> {
+    await this.ha.nodes[i]!.start();
   }
 }

@@ -35,7 +35,7 @@ export function writerEnv(cfg: Config, ha: HaDatabase, dir: string, side: Side, 
   return {
     JWT_SECRET: cfg.JWT_SECRET, ANON_KEY: cfg.ANON_KEY, AUTHENTICATOR_PASSWORD: cfg.AUTHENTICATOR_PASSWORD, WRITER_DB_PASSWORD: cfg.WRITER_DB_PASSWORD,
     POSTGRES_PASSWORD: cfg.POSTGRES_PASSWORD, HTTP_SIG_PRIVATE_KEY: cfg.HTTP_SIG_PRIVATE_KEY,
-    LOG_SIGNING_KEY: cfg.LOG_SIGNING_KEY, SITE_URL: cfg.siteUrl, LOG_ORIGIN: cfg.logOrigin,
+    LOG_SIGNING_KEY: cfg.LOG_SIGNING_KEY, SITE_URL: cfg.siteUrl, LOG_ORIGIN: cfg.logOrigin, OPENINGS_KEY: cfg.OPENINGS_KEY,
     DATA_DIR: dataDir, ENV_FILE: '/dev/null', DATABASE_URL: '',
     WRITER_DATABASE_URL: ha.urlFor('stats_writer'),
     LOG_SIGNER_STATE: path.join(dataDir, 'log-signer.json'),

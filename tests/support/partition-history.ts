@@ -1,20 +1,27 @@
-// The history of a partition test, as its clients saw it (Jepsen's practice: record every client's
-// operations with their times, and check them at the end, never what the system says of itself):
-// each heartbeat a writer was told had committed, with the server its session was on; each night an
-// operator imported, acknowledged or of unknown outcome; every answer a reader got, with what it said
-// of the log and of health. tests/support/partition-checker.ts checks it.
+// The history of a partition run, one for the whole run, as its clients saw it (Jepsen's practice:
+// record every client's operations with their times, and check them at the end, never what the system
+// says of itself): each heartbeat a writer was told had committed, with the server its session was on;
+// each night an operator imported, acknowledged or of unknown outcome; every answer a reader got, with
+// what it said of the log and of health; every checkpoint a writer signed (its signer's state file)
+// and every one the witness cosigned (its state). tests/support/partition-checker.ts checks it.
+//
+// Every time in it is the test machine's clock as the test process or a reader read it (epoch ms):
+// a writer's own clock may be skewed, so its lines are timed when they arrive, and a heartbeat's
+// start is its stored time, which the database server's clock gave.
 import type { ReaderEvent } from './partition-agent.ts';
 
 export type { ReaderEvent };
 
-/** A heartbeat the writer logged as committed: its key (writer, at), the server its lock session was on, and when the writer heard so. */
+/** A heartbeat the writer logged as committed: its key (writer, at), the server its lock session was on, and when the write began and was acknowledged. */
 export interface HeartbeatAck {
   writer: string;
-  /** The heartbeat's time, as stored (ISO). */
+  /** The heartbeat's time, as stored (ISO): the database server's clock when the writer began the write. */
   at: string;
-  /** The server (host:port) the writer's session was on. */
+  /** The server (host:port) the writer's session was on, or 'unknown' when its log had not named one. */
   server: string;
-  /** When the writer logged the acknowledgement (epoch ms). */
+  /** When the write began (the heartbeat's own time, epoch ms). */
+  began: number;
+  /** When the writer's line saying it committed reached the test (epoch ms): no earlier than the commit. */
   ackedAt: number;
 }
 
@@ -31,6 +38,16 @@ export interface NightWrite {
   outcome: 'ok' | 'unknown';
 }
 
+/** A checkpoint a writer signed (as its signer's state file recorded it after the commit) or the witness cosigned (its state), when the test saw it. */
+export interface Evidence {
+  /** The writer (or the witness) whose state held it. */
+  by: string;
+  at: number;
+  size: number;
+  /** The tree's root hash, base64 as in the checkpoint note. */
+  root: string;
+}
+
 /** Something the test did (a cut, a heal, a crash), for the report. */
 export interface Note { at: number; what: string }
 
@@ -38,22 +55,29 @@ export interface History {
   acks: HeartbeatAck[];
   nights: NightWrite[];
   reads: ReaderEvent[];
+  /** Checkpoints the writers signed, in the order seen. */
+  signed: Evidence[];
+  /** Checkpoints the witness cosigned, in the order seen. */
+  cosigned: Evidence[];
   notes: Note[];
 }
 
-export const emptyHistory = (): History => ({ acks: [], nights: [], reads: [], notes: [] });
+export const emptyHistory = (): History => ({ acks: [], nights: [], reads: [], signed: [], cosigned: [], notes: [] });
 
-/** The part of a history from `from` (epoch ms) to before `to`: what a client had heard by then. */
+/** The part of a history from `from` (epoch ms) to before `to`, for a report on one stretch of the run (never for a check: every check reads the whole run). */
 export function since(history: History, from: number, to = Infinity): History {
+  const within = (at: number) => at >= from && at < to;
   return {
-    acks: history.acks.filter((a) => a.ackedAt >= from && a.ackedAt < to),
-    nights: history.nights.filter((n) => n.endedAt >= from && n.endedAt < to),
-    reads: history.reads.filter((r) => r.at >= from && r.at < to),
-    notes: history.notes.filter((n) => n.at >= from && n.at < to),
+    acks: history.acks.filter((a) => within(a.ackedAt)),
+    nights: history.nights.filter((n) => within(n.endedAt)),
+    reads: history.reads.filter((r) => within(r.at)),
+    signed: history.signed.filter((s) => within(s.at)),
+    cosigned: history.cosigned.filter((c) => within(c.at)),
+    notes: history.notes.filter((n) => within(n.at)),
   };
 }
 
-/** Collects the history from the processes' output as it comes. */
+/** Collects the history from the processes' output and the parties' state as it comes. */
 export class Recorder {
   readonly history: History = emptyHistory();
   /** The server each writer's current lock session is on. */
@@ -64,12 +88,13 @@ export class Recorder {
   }
 
   /**
-   * One line of a writer's log (JSON lines, WRITER_LOG_LEVEL=debug): "holding the writer lock" names
-   * the session's server, "heartbeat done" the heartbeat it acknowledged. Other lines are ignored.
+   * One line of a writer's log (JSON lines, WRITER_LOG_LEVEL=debug), received at `receivedAt`:
+   * "holding the writer lock" names the session's server, "heartbeat done" the heartbeat it
+   * acknowledged. Other lines are ignored.
    */
-  writerLine(writer: string, line: string): void {
+  writerLine(writer: string, line: string, receivedAt = Date.now()): void {
     if (!line.startsWith('{')) return;
-    let entry: { ts?: string; msg?: string; server?: string; note?: string };
+    let entry: { msg?: string; server?: string; note?: string };
     try {
       entry = JSON.parse(line) as typeof entry;
     } catch {
@@ -77,8 +102,8 @@ export class Recorder {
     }
     if (entry.msg === 'holding the writer lock: this writer writes' && entry.server) this.#sessions.set(writer, entry.server);
     else if (entry.msg?.startsWith('lost the writer lock')) this.#sessions.delete(writer);
-    else if (entry.msg === 'heartbeat done' && entry.note && entry.ts) {
-      this.history.acks.push({ writer, at: entry.note, server: this.#sessions.get(writer) ?? 'unknown', ackedAt: Date.parse(entry.ts) });
+    else if (entry.msg === 'heartbeat done' && entry.note && !Number.isNaN(Date.parse(entry.note))) {
+      this.history.acks.push({ writer, at: entry.note, server: this.#sessions.get(writer) ?? 'unknown', began: Date.parse(entry.note), ackedAt: receivedAt });
     }
   }
 
@@ -93,5 +118,21 @@ export class Recorder {
     } catch {
       // a line cut short by the reader's end
     }
+  }
+
+  /** A checkpoint `by` signed, as its state holds it now: recorded unless it is the one recorded last for `by`. */
+  signed(by: string, checkpoint: { size: number; root: string }, at = Date.now()): void {
+    Recorder.#evidence(this.history.signed, by, checkpoint, at);
+  }
+
+  /** A checkpoint the witness `by` cosigned, as its state holds it now: recorded unless it is the one recorded last for `by`. */
+  cosigned(by: string, checkpoint: { size: number; root: string }, at = Date.now()): void {
+    Recorder.#evidence(this.history.cosigned, by, checkpoint, at);
+  }
+
+  static #evidence(list: Evidence[], by: string, { size, root }: { size: number; root: string }, at: number): void {
+    const last = list.filter((e) => e.by === by).at(-1);
+    if (last?.size === size && last.root === root) return;
+    list.push({ by, at, size, root });
   }
 }

@@ -1,11 +1,20 @@
-// One partition scenario on a PartitionCluster, from a steady cluster to a healed one, with its
-// history checked: the fault (a cut of some kind, or a kill), what happens during it, the heal, the old
-// primary back as a standby, the log signed and cosigned again; then the checker over what every client
-// saw (tests/support/partition-checker.ts) and the times it took, measured from the fault.
+// One partition scenario on a PartitionCluster, from a steady cluster to a healed one: the fault (a
+// cut of some kind, or a kill), what happens during it, the heal, the old primary back as a standby,
+// the log signed and cosigned again. Then two verdicts: the checker over the whole run's history so
+// far against the surviving primary (tests/support/partition-checker.ts), so every write any earlier
+// scenario acknowledged is checked again after this one's faults; and the fault's own effect
+// (tests/support/partition-effects.ts): dials across it fail while it is in force, and the standby was
+// promoted, or the writes were held, or they went on unwitnessed, as the scenario expects. The times it
+// took are measured from the fault.
+import { readFileSync } from 'node:fs';
+import path from 'node:path';
 import { setTimeout as sleep } from 'node:timers/promises';
-import { forks, healthSummary, lostWrites, overlaps, shrank, unavailable, type FinalState } from './partition-checker.ts';
+import { checkHistory, healthSummary, type Failure } from './partition-checker.ts';
 import { until, type PartitionCluster } from './partition-cluster.ts';
-import { since, type History } from './partition-history.ts';
+import { dial } from './partition-cuts.ts';
+import { effectFailures, type DialResult, type Effect } from './partition-effects.ts';
+import { readSurvivor } from './partition-evidence.ts';
+import { since } from './partition-history.ts';
 import { SIDES, type Side } from './partition-topology.ts';
 import type { Cut } from './netns.ts';
 
@@ -14,6 +23,9 @@ export interface Roles {
   primary: Side;
   standby: Side;
 }
+
+/** A connection a fault must stop: from inside host `from` to `address`:`port` (the service of host `to`). */
+export interface Dial { from: string; to: string; address: string; port: number }
 
 export interface ScenarioSpec {
   name: string;
@@ -25,24 +37,26 @@ export interface ScenarioSpec {
   faultMs: number;
   /** After the standby takes writes, how long the fault stays on (ms): the new side writes and signs meanwhile. */
   afterPromotionMs?: number;
+  /** What the fault must do. */
+  expect: Effect;
+  /** The connections the fault must stop: each connects before it and fails while it is in force. */
+  dials(cluster: PartitionCluster, roles: Roles): Dial[];
 }
 
 export interface ScenarioReport {
   name: string;
-  /** Whether the standby was promoted. */
+  /** Whether the standby took writes during the scenario. */
   failedOver: boolean;
   /** Milliseconds from the fault to: the standby taking writes; the old primary no longer taking them (stopped or a standby); the first heartbeat acknowledged after the fault. */
   promotedMs: number | null;
   oldPrimaryRefusesMs: number | null;
   writerAgainMs: number | null;
-  /** What the checker found; each list empty is a pass. */
-  lost: string[];
-  forks: string[];
-  overlaps: string[];
-  unavailable: string[];
-  shrank: string[];
-  /** The log on the surviving primary: halted (why), its size before the fault and at the end, and the witness's latest cosigned size. */
-  halted: string | null;
+  /** What the checker found over the whole run so far; empty is a pass. */
+  failures: Failure[];
+  /** What the fault failed to do; empty is a pass. */
+  effect: string[];
+  dials: DialResult[];
+  /** The log on the surviving primary: its size before the fault and at the end, and the witness's latest cosigned size. */
   sizeBefore: number;
   sizeAfter: number;
   cosignedSize: number | null;
@@ -50,6 +64,23 @@ export interface ScenarioReport {
   /** The node changes during the scenario, for the report. */
   timeline: string[];
 }
+
+/** The readers the cluster runs, one a side, as it names them: each must answer throughout the run. */
+export const READERS = SIDES.map((side) => `reader-${side.name}`);
+
+/** Dials to a side's Postgres, to the monitor, and to the witness (its URL in the log's policy). */
+export const toDb = (cluster: PartitionCluster, from: string, side: Side): Dial =>
+  ({ from, to: side.dbHost, address: cluster.net.lanAddress(side.dbHost), port: cluster.ha.ports.nodes[side.db]! });
+export const toMonitor = (cluster: PartitionCluster, from: string): Dial =>
+  ({ from, to: 'mon', address: cluster.net.lanAddress('mon'), port: cluster.ha.ports.monitor });
+export function toWitness(cluster: PartitionCluster, from: string): Dial {
+  const url = /^witness \S+ \S+ (\S+)$/m.exec(readFileSync(path.join(cluster.dir, 'log.policy'), 'utf8'))?.[1];
+  if (!url) throw new Error('the log\'s policy names no witness URL');
+  const { hostname, port } = new URL(url);
+  return { from, to: 'wit', address: hostname, port: Number(port) };
+}
+
+const dialAll = (cluster: PartitionCluster, dials: Dial[]) => Promise.all(dials.map((d) => dial(cluster.net, d.from, d.address, d.port)));
 
 /** The roles now: the primary the monitor names, the other node as standby. */
 export async function roles(cluster: PartitionCluster): Promise<Roles> {
@@ -84,56 +115,41 @@ export async function writerBesidePrimary(cluster: PartitionCluster, { primary, 
   await until(`${primary.writerName} writing on the primary`, () => activeWriter(cluster, primary) === primary.writerName, 120_000);
 }
 
-/** What the surviving primary holds, read on its socket. */
-async function finalState(cluster: PartitionCluster, node: 0 | 1, witnessed: { size: number; root: string }[]): Promise<FinalState & { halted: string | null }> {
-  const heartbeats = await cluster.query<{ writer: string; at: Date }>(node, 'select writer, at from stats.heartbeat where writer is not null');
-  const payouts = await cluster.query<{ date: string; usd: string }>(node, "select to_char(date, 'YYYY-MM-DD') as date, usd::text from stats.payout");
-  const checkpoints = await cluster.query<{ size: string; root: string }>(node, 'select size, root from stats.log_checkpoint where not is_demo');
-  const halted = await cluster.query<{ reason: string }>(node, 'select reason from stats.log_halt order by at desc limit 1');
-  return {
-    heartbeats: heartbeats.map((h) => ({ writer: h.writer, at: h.at.toISOString() })),
-    payouts: new Map(payouts.map((p) => [p.date, Number(p.usd)])),
-    checkpoints: checkpoints.map((c) => ({ size: Number(c.size), root: c.root })),
-    cosigned: witnessed,
-    halted: halted[0]?.reason ?? null,
-  };
-}
-
 const latestSize = async (cluster: PartitionCluster, node: 0 | 1) =>
   Number((await cluster.query<{ size: string | null }>(node, 'select max(size) as size from stats.log_checkpoint where not is_demo'))[0]?.size ?? 0);
 
 /**
  * Runs one scenario: steady roles with the writer beside the primary; both sides importing nights and
- * every reader polling; the fault; `during`; the standby promoted or the fault's time up; the heal; the
- * old primary back as a standby (or still the primary, when nothing failed over); a night imported and
- * cosigned on the surviving primary. Then the checks, over this scenario's history and, for forks,
- * over everything seen since the cluster started (`seenBefore`).
+ * every reader polling; the dials across the fault, which must connect; the fault, the dials again,
+ * which must fail, and `during`; the standby promoted or the fault's time up; the dials once more; the
+ * heal; the old primary back as a standby (or still the primary, when nothing failed over); a night
+ * imported and cosigned on the surviving primary. The cluster's history must be whole-run, with the
+ * signers and the witness watched (partition-evidence.ts).
  */
-export async function runScenario(cluster: PartitionCluster, spec: ScenarioSpec, witnessed: { size: number; root: string }[]): Promise<ScenarioReport> {
+export async function runScenario(cluster: PartitionCluster, spec: ScenarioSpec): Promise<ScenarioReport> {
   const before = await steady(cluster);
   await writerBesidePrimary(cluster, before);
   const started = Date.now();
   cluster.recorder.note(`${spec.name}: begins, primary ${before.primary.dbHost}`);
   cluster.startImporting(3000);
-  // The witness's state, as it changes, is history too.
-  let polling = true;
-  const witnessPoll = (async () => {
-    while (polling) {
-      const state = cluster.witnessState();
-      if (state && !witnessed.some((w) => w.size === state.size && w.root === state.root)) witnessed.push(state);
-      await sleep(500);
-    }
-  })();
   await sleep(6000);
   const sizeBefore = await latestSize(cluster, before.primary.db);
+  const dials = spec.dials(cluster, before);
+  const dialledBefore = await dialAll(cluster, dials);
   const watch = cluster.watchNodes();
   await sleep(1000);
   const faultAt = Date.now();
   cluster.recorder.note(`${spec.name}: fault`);
   const cut = await spec.fault(cluster, before);
-  let healAt = Date.now();
+  const cutAt = Date.now();
+  let healAt = cutAt;
+  let dialledDuring: string[] = [];
+  let dialledLast: string[] = [];
   try {
+    // Dialled while `during` runs; a dial that could not run is a result too, never an unhandled rejection.
+    const dialling = dialAll(cluster, dials).catch((error: Error) => dials.map(() => `not dialled: ${error.message}`));
     await spec.during?.(cluster, before);
+    dialledDuring = await dialling;
     // The standby promoted, or the fault's time up.
     const deadline = faultAt + spec.faultMs;
     while (Date.now() < deadline && (await cluster.nodeStatus(before.standby.db)) !== 'writable') await sleep(250);
@@ -141,6 +157,7 @@ export async function runScenario(cluster: PartitionCluster, spec: ScenarioSpec,
       cluster.recorder.note(`${spec.name}: ${before.standby.dbHost} takes writes`);
       await sleep(spec.afterPromotionMs ?? 10_000);
     }
+    dialledLast = await dialAll(cluster, dials);
   } finally {
     cluster.recorder.note(`${spec.name}: heal`);
     healAt = Date.now();
@@ -153,46 +170,41 @@ export async function runScenario(cluster: PartitionCluster, spec: ScenarioSpec,
   await cluster.importNight(after.primary);
   const sizeAfter = await latestSize(cluster, after.primary.db);
   await until('the witness to cosign the surviving log\'s latest checkpoint', () => (cluster.witnessState()?.size ?? 0) >= sizeAfter, 60_000, 500).catch(() => undefined);
-  polling = false;
-  await witnessPoll;
   const changes = await watch.stop();
-  // What the clients had heard before the surviving primary is read: a write acknowledged after that read is not in it.
-  const readAt = Date.now();
-  const final = await finalState(cluster, after.primary.db, witnessed);
-  const history: History = since(cluster.recorder.history, started, readAt);
+  const survivor = await readSurvivor(cluster, after.primary.db);
+  const { history } = cluster.recorder;
+  const failures = await checkHistory(history, survivor, { readers: READERS });
   const at = (predicate: (c: (typeof changes)[number]) => boolean) => {
     const found = changes.find((c) => c.at >= faultAt && predicate(c));
     return found ? found.at - faultAt : null;
   };
-  const failedOver = after.primary.db !== before.primary.db;
+  const promotedMs = at((c) => c.node === before.standby.db && c.status === 'writable');
+  const failedOver = promotedMs !== null;
   // The old primary no longer takes writes: from when it stopped for good during the fault (a crash it
   // comes back from is not that), or never, when it took writes until the heal.
   const during = changes.filter((c) => c.node === before.primary.db && c.at >= faultAt && c.at < healAt);
   const lastStop = during.at(-1)?.status === 'writable' ? undefined
     : during.filter((c) => c.status !== 'writable' && !during.some((r) => r.status === 'writable' && r.at > c.at))[0];
-  const firstAck = history.acks.filter((a) => a.ackedAt > faultAt).sort((a, b) => a.ackedAt - b.ackedAt)[0];
-  const writerAgain = failedOver
-    ? history.acks.filter((a) => a.ackedAt > faultAt && a.server === cluster.serverOf(after.primary.db)).sort((a, b) => a.ackedAt - b.ackedAt)[0]
-    : firstAck;
+  const acksAfter = history.acks.filter((a) => a.ackedAt > faultAt && a.ackedAt < survivor.readAt).sort((a, b) => a.ackedAt - b.ackedAt);
+  const writerAgain = failedOver ? acksAfter.find((a) => a.server === cluster.serverOf(before.standby.db)) : acksAfter[0];
+  const dialResults = dials.map((d, i) => ({ dial: `${d.from} to ${d.to} (${d.address}:${d.port})`, before: dialledBefore[i]!, during: dialledDuring[i] ?? 'not dialled', beforeHeal: dialledLast[i] ?? 'not dialled' }));
+  const stretch = since(history, started, survivor.readAt);
   return {
     name: spec.name,
     failedOver,
-    promotedMs: failedOver ? at((c) => c.node === before.standby.db && c.status === 'writable') : null,
+    promotedMs,
     oldPrimaryRefusesMs: lastStop ? lastStop.at - faultAt : null,
     writerAgainMs: writerAgain ? writerAgain.ackedAt - faultAt : null,
-    lost: lostWrites(history, final),
-    forks: forks(cluster.recorder.history, final),
-    overlaps: failedOver ? overlaps(history, cluster.serverOf(before.primary.db), cluster.serverOf(after.primary.db)) : [],
-    unavailable: unavailable(history),
-    shrank: shrank(history),
-    halted: final.halted,
+    failures,
+    effect: effectFailures({ expect: spec.expect, dials: dialResults, failedOver, cutAt, healAt, history }),
+    dials: dialResults,
     sizeBefore,
     sizeAfter,
     cosignedSize: cluster.witnessState()?.size ?? null,
-    health: healthSummary(history),
+    health: healthSummary(stretch),
     timeline: [
       ...changes.map((c) => ({ at: c.at, what: `${SIDES[c.node].dbHost} ${c.status}` })),
-      ...history.notes.map((n) => ({ at: n.at, what: n.what })),
+      ...stretch.notes.map((n) => ({ at: n.at, what: n.what })),
     ].sort((a, b) => a.at - b.at).map((e) => `${((e.at - faultAt) / 1000).toFixed(1)} s ${e.what}`),
   };
 }

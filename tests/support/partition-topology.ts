@@ -5,6 +5,7 @@
 //     mon .10 (moves to the side the test needs)                wa .21, wb .31, wit .40
 //     side a: n1 .11, wa .21, ra .22
 //     side b: n2 .12, wb .31, rb .32
+//     n3 .13 (the three-node layout's third node, on bridge b to start)
 import type { HostSpec } from './netns.ts';
 
 export const NETWORK_PREFIX = 'pst-';
@@ -19,6 +20,10 @@ export const HOSTS: HostSpec[] = [
   { name: 'rb', lan: 32, bridge: 'b' },
   { name: 'wit', wan: 40 },
 ];
+
+/** The third database node of the three-node layout (two standbys): no writer or reader of its own. */
+export const THIRD_DB_HOST = 'n3';
+export const THIRD_DB: HostSpec = { name: THIRD_DB_HOST, lan: 13, bridge: 'b' };
 
 /** One side of the service: a database node, the writer beside it and a node of the service with its reader. */
 export interface Side {

@@ -3,8 +3,9 @@
 // down, as a dead machine stays down) while the writer is in the middle of a transaction.
 // pg_auto_failover promotes the standby; the writer reconnects through its multi-host URL and writes
 // again; no commit the writer saw acknowledged is lost; reads never hang; the transparency log never
-// forks and no node serves a smaller log than it did; the old primary rejoins as a standby, where a
-// writer refuses the lock. The figures measured here are the ones docs/scale-out.md gives.
+// forks and no node serves a smaller log than it did; while the new primary runs alone an import is
+// written on one node and neither acknowledged nor signed (exit 3); the old primary rejoins as a
+// standby, where a writer refuses the lock, and the nights are then signed. The figures measured here are the ones docs/scale-out.md gives.
 import { execFile } from 'node:child_process';
 import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
@@ -15,6 +16,7 @@ import { addDays, todayUtc } from '../../../contract/dates.ts';
 import { API_PATHS, SITE_PATHS } from '../../../contract/paths.ts';
 import { ROOT_DIR } from '../../../config/checkout.ts';
 import type { HaDatabase } from '../../../stack/ha.ts';
+import { EXIT_ONE_NODE, ONE_NODE } from '../../../writer/replication.ts';
 import { query } from '../../support/db.ts';
 import { haProbes, sleep, startHaStack, until } from '../../support/failover.ts';
 import { fakeAccount } from '../../support/fake-polymarket-account.ts';
@@ -237,11 +239,21 @@ describe('automatic failover (pg_auto_failover)', () => {
     // nights are signed on the new primary) each checkpoint served is a prefix of the newest, by Go's tlog.
     writer.child.kill('SIGTERM');
     await writer.result;
+    // With the old primary down, the new one runs alone (wait_primary): an import is stored there but
+    // neither acknowledged nor signed, and says so. Once the old primary is back as its standby, the
+    // nights are acknowledged and signed, the one that waited among them.
+    const alone = await runCli(['import', '-'], writerEnv(), `${JSON.stringify({ type: 'payout', date: addDays(today, -19), usd: 20 + (19 % 9) + 0.25 })}\n`);
+    expect(alone.stdout + alone.stderr).toMatch(new RegExp(`the import was ${ONE_NODE}`));
+    expect(alone.code).toBe(EXIT_ONE_NODE);
+    await ha.nodes[old]!.start();
+    await until('the old primary to rejoin as a standby', async () => (await stateOf(old))?.reported === 'secondary' && (await stateOf(standby))?.reported === 'primary', 180_000, 500);
     await importNights(19, 3);
     // Every entry the new primary holds: the 58 nights, and the wallet entry the Polymarket source's
     // commitment added while the writer ran.
     const held = Number((await query<{ n: string }>(ha.nodeUrl(standby), 'select max(idx) + 1 as n from stats.log_entry'))[0]!.n);
     expect(held).toBeGreaterThanOrEqual(58);
+    // Signed on the new primary, and held by its standby, the old primary.
+    await until('the old primary to hold the newest checkpoint', async () => (await nodeCheckpoint(old))?.size === String(held), 30_000, 250);
     const newest = await until('the site to serve the newest checkpoint', async () => {
       const note = await (await fetch(site() + SITE_PATHS.LOG_CHECKPOINT)).text();
       return Number(note.split('\n')[1]) === held && note;
@@ -265,12 +277,9 @@ describe('automatic failover (pg_auto_failover)', () => {
     const health = await (await fetch(api() + API_PATHS.HEALTH, { headers: { apikey: stack.cfg.ANON_KEY } })).json() as { log: { halted: string | null; size: number } };
     expect(health.log).toMatchObject({ halted: null, size: held });
 
-    // The old primary comes back as a standby of the new one, and a writer pointed at it refuses the lock.
-    await ha.nodes[old]!.start();
-    await until('the old primary to rejoin as a standby', async () => (await stateOf(old))?.reported === 'secondary', 180_000, 500);
+    // The old primary, back as a standby of the new one, holds the log, and a writer pointed at it refuses the lock.
     const [rejoined] = await query<{ r: boolean }>(ha.nodeUrl(old), 'select pg_is_in_recovery() as r');
     expect(rejoined!.r).toBe(true);
-    expect((await nodeCheckpoint(old))!.size).toBe(String(held));
     const refused = await runCli(['sign'], writerEnv({ WRITER_DATABASE_URL: ha.nodeUrl(old, 'stats_writer') }));
     expect(refused.code, refused.stdout + refused.stderr).not.toBe(0);
     expect(refused.stdout + refused.stderr).toMatch(/recovery|standby|read-only|read-write/i);

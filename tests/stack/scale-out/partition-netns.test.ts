@@ -13,6 +13,7 @@ import { ROOT_DIR } from '../../../config/checkout.ts';
 import { procStat } from '../../../stack/processes.ts';
 import { reapNetworks } from '../../support/netns-cleanup.ts';
 import { Network, networkSupport } from '../../support/netns.ts';
+import { dial as dialFrom } from '../../support/partition-cuts.ts';
 
 const exec = promisify(execFile);
 const PREFIX = 'pstn-';
@@ -30,14 +31,7 @@ let net: Network;
 let rootBefore: string;
 
 /** How a TCP connection from `from` to `address`:`port` ends within 3 s: 'open', 'refused', 'reset' or 'timeout'. */
-async function dial(from: string, address: string, port: number): Promise<string> {
-  const script = `const s = require('node:net').connect({ host: '${address}', port: ${port} });
-    const end = (what) => { console.log(what); process.exit(0); };
-    s.on('connect', () => end('open')); s.on('error', (e) => end(e.code === 'ECONNREFUSED' ? 'refused' : e.code === 'ECONNRESET' ? 'reset' : e.code));
-    setTimeout(() => end('timeout'), 3000);`;
-  const [file, args] = net.command(from, process.execPath, ['-e', script]);
-  return (await exec(file, args)).stdout.trim();
-}
+const dial = (from: string, address: string, port: number) => dialFrom(net, from, address, port);
 
 describe('the partition tests\' network', () => {
   beforeAll(async () => {
