@@ -49,16 +49,16 @@ export interface CheckResult {
 /** The audit cannot be identified, so nothing can be attested: a sentence saying why. */
 export class NoAudit extends Error {}
 
-const entriesOf = (site: SiteLog): ParsedEntry[] => site.log.entries.map((bytes, index) => {
+/** Every entry of the log, read once; an audit's opening with the opening it is. */
+const entriesOf = (site: SiteLog): (ParsedEntry & { opening?: AuditOpening })[] => site.log.entries.map((bytes, index) => {
   const e = JSON.parse(bytes.toString('utf8')) as Record<string, unknown>;
-  return { index, date: typeof e.date === 'string' ? e.date : null, kind: e.kind as string | undefined, transfers: e.transfers, wallet: e.wallet, usd: e.usd };
+  return { index, date: typeof e.date === 'string' ? e.date : null, kind: e.kind as string | undefined, transfers: e.transfers, wallet: e.wallet, usd: e.usd, opening: readOpening(e) };
 });
 
 /** The audit's opening: the entry the bundle names, which must be the one the nonce's hash names. */
-function findOpening(site: SiteLog, bundle: Bundle, o: CheckOptions): AuditOpening {
+function findOpening(site: SiteLog, entries: ReturnType<typeof entriesOf>, bundle: Bundle, o: CheckOptions): AuditOpening {
   const hash = nonceSha256(o.nonce);
-  const openings = site.log.entries.map((bytes, index) => ({ index, opening: readOpening(JSON.parse(bytes.toString('utf8')) as Record<string, unknown>) }));
-  const mine = openings.find((x) => x.opening?.nonce_sha256 === hash);
+  const mine = entries.find((x) => x.opening?.nonce_sha256 === hash);
   if (!mine) throw new NoAudit(`the log (${site.checkpoint.size} entries) holds no audit opening whose nonce_sha256 is the SHA-256 of your nonce (${hash}): the owner has not opened this audit in the log, or not yet in a signed checkpoint`);
   if (mine.index !== bundle.opening) throw new NoAudit(`the bundle names entry ${bundle.opening} as the audit's opening, but the opening for your nonce is entry ${mine.index}`);
   const opening = mine.opening!;
@@ -94,7 +94,7 @@ export async function checkBundle(bundle: Bundle, o: CheckOptions): Promise<Chec
   if (checkpoint.origin !== bundle.origin) general.push(`the bundle is of the log "${bundle.origin}", but the site serves "${checkpoint.origin}"`);
   if (bundle.nonce !== o.nonce) general.push(`the bundle answers the nonce "${bundle.nonce}", not yours`);
   const entries = entriesOf(site);
-  const opening = findOpening(site, bundle, o);
+  const opening = findOpening(site, entries, bundle, o);
   const size = opening.checkpoint;
   if (o.checkpoint !== undefined && o.checkpoint !== size) general.push(`the opening names checkpoint ${size}, not checkpoint ${o.checkpoint} you named`);
   if (bundle.opening < size) general.push(`the opening (entry ${bundle.opening}) comes before the end of checkpoint ${size}: an audit opens after the checkpoint it draws from`);
